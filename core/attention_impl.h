@@ -1,0 +1,47 @@
+// The one interface every implementation under test is driven through: the naive baseline, the
+// shipped FA1/FA2 kernels and any kernel a user plugs in. Inputs and outputs are host tensors in
+// SPEC.md's layouts with explicit strides; outputs are allocated (and possibly poisoned) by the
+// caller, so that "every valid element written, nothing outside" can be checked.
+#pragma once
+
+#include <string>
+
+#include "core/problem.h"
+#include "core/tensor.h"
+
+namespace flashproof {
+
+struct ForwardArgs {
+  const HostTensor& q;  // [b, sq, hq, d]
+  const HostTensor& k;  // [b, sk, hkv, d]
+  const HostTensor& v;  // [b, sk, hkv, d]
+  HostTensor& o;        // [b, sq, hq, d], dtype of q
+  HostTensor& lse;      // [b, hq, sq] fp32, natural log
+};
+
+struct BackwardArgs {
+  const HostTensor& q;
+  const HostTensor& k;
+  const HostTensor& v;
+  const HostTensor& o;    // the forward's output
+  const HostTensor& lse;  // the forward's log-sum-exp
+  const HostTensor& dout;
+  HostTensor& dq;  // like q
+  HostTensor& dk;  // like k, summed over the query heads of each group
+  HostTensor& dv;  // like v
+};
+
+class AttentionImpl {
+ public:
+  virtual ~AttentionImpl() = default;
+  virtual std::string name() const = 0;
+  virtual std::string description() const = 0;
+  // "host", "gpu" or "emulated".
+  virtual std::string where() const = 0;
+  // Empty when the problem is supported; otherwise one line saying why not.
+  virtual std::string unsupported_reason(const Problem& p, bool backward) const = 0;
+  virtual void forward(const Problem& p, const ForwardArgs& a) = 0;
+  virtual void backward(const Problem& p, const BackwardArgs& a) = 0;
+};
+
+}  // namespace flashproof

@@ -1,0 +1,49 @@
+// One attention problem: shapes, dtype, softmax scale and mask (SPEC.md "Semantics").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/dtype.h"
+
+namespace flashproof {
+
+struct Problem {
+  std::int64_t batch = 1;
+  std::int64_t heads_q = 1;
+  std::int64_t heads_kv = 1;
+  std::int64_t seqlen_q = 1;
+  std::int64_t seqlen_k = 1;
+  std::int64_t head_dim = 64;
+  DType dtype = DType::fp16;
+  // fp32 softmax scale; unset means 1/sqrt(head_dim) rounded to fp32.
+  std::optional<float> scale;
+  // Bottom-right aligned window; a negative side is unbounded. Causal is (-1, 0).
+  std::int64_t window_left = -1;
+  std::int64_t window_right = -1;
+
+  static constexpr std::int64_t max_head_dim = 256;
+  static constexpr std::int64_t max_elements = std::int64_t{1} << 34;
+
+  // Empty when valid; otherwise one line naming the problem, e.g.
+  // "heads_q (6) must be a multiple of heads_kv (4)".
+  std::string validate() const;
+
+  float softmax_scale() const;  // the exact fp32 value every implementation and the reference use
+  bool causal() const { return window_left < 0 && window_right == 0; }
+  bool has_mask() const { return window_left >= 0 || window_right >= 0; }
+  std::int64_t group_size() const { return heads_q / heads_kv; }
+  std::int64_t kv_head(std::int64_t h) const { return h / group_size(); }
+  std::int64_t mask_offset() const { return seqlen_k - seqlen_q; }
+
+  // Layouts of SPEC.md (row-major, contiguous).
+  std::array<std::int64_t, 4> q_shape() const { return {batch, seqlen_q, heads_q, head_dim}; }
+  std::array<std::int64_t, 4> kv_shape() const { return {batch, seqlen_k, heads_kv, head_dim}; }
+  std::array<std::int64_t, 4> lse_shape() const { return {batch, heads_q, seqlen_q, 1}; }
+
+  std::string describe() const;  // one line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal"
+};
+
+}  // namespace flashproof

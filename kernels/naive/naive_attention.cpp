@@ -1,0 +1,133 @@
+#include "kernels/naive/naive_attention.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/algo/mask.h"
+
+namespace flashproof {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The rounding a framework applies when it stores an fp32 intermediate in the dtype.
+float to_dtype(DType t, float x) { return static_cast<float>(round_to(t, x)); }
+
+struct RowContext {
+  const Problem& p;
+  algo::WindowMask<std::int64_t> mask;
+  float scale;
+  explicit RowContext(const Problem& problem)
+      : p(problem),
+        mask{problem.mask_offset(), problem.window_left, problem.window_right},
+        scale(problem.softmax_scale()) {}
+
+  // P of one query row, rounded to the dtype as a framework stores it; returns LSE (+inf when the
+  // row sees no key, P then all zero).
+  float softmax_row(const HostTensor& q, const HostTensor& k, std::int64_t b, std::int64_t h,
+                    std::int64_t i, std::vector<float>& prob) const {
+    const std::int64_t hk = p.kv_head(h);
+    prob.assign(p.seqlen_k, 0.f);
+    float m = -kInf;
+    for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
+      if (!mask.visible(i, j)) {
+        prob[j] = -kInf;
+        continue;
+      }
+      float acc = 0.f;
+      for (std::int64_t c = 0; c < p.head_dim; ++c)
+        acc += static_cast<float>(q.get(b, i, h, c)) * static_cast<float>(k.get(b, j, hk, c));
+      prob[j] = acc * scale;
+      m = std::max(m, prob[j]);
+    }
+    if (m == -kInf) {
+      prob.assign(p.seqlen_k, 0.f);
+      return kInf;
+    }
+    float l = 0.f;
+    for (float& s : prob) {
+      s = std::exp(s - m);
+      l += s;
+    }
+    for (float& s : prob) s = to_dtype(p.dtype, s / l);
+    return m + std::log(l);
+  }
+};
+
+class NaiveAttention final : public AttentionImpl {
+ public:
+  std::string name() const override { return "naive"; }
+  std::string description() const override {
+    return "naive same-dtype attention on the host (fp32 scores and softmax, P rounded to the "
+           "dtype); the accuracy baseline";
+  }
+  std::string where() const override { return "host"; }
+  std::string unsupported_reason(const Problem& p, bool) const override { return p.validate(); }
+
+  void forward(const Problem& p, const ForwardArgs& a) override {
+    const RowContext ctx(p);
+    parallel_for(p.batch * p.heads_q * p.seqlen_q, [&](std::int64_t r) {
+      const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
+                         b = r / (p.seqlen_q * p.heads_q);
+      std::vector<float> prob;
+      const float lse = ctx.softmax_row(a.q, a.k, b, h, i, prob);
+      const std::int64_t hk = p.kv_head(h);
+      for (std::int64_t c = 0; c < p.head_dim; ++c) {
+        float acc = 0.f;
+        for (std::int64_t j = 0; j < p.seqlen_k; ++j)
+          acc += prob[j] * static_cast<float>(a.v.get(b, j, hk, c));
+        a.o.set(b, i, h, c, acc);
+      }
+      a.lse.set(b, h, i, 0, lse);
+    });
+  }
+
+  void backward(const Problem& p, const BackwardArgs& a) override {
+    const RowContext ctx(p);
+    const float scale = ctx.scale;
+    const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
+    // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
+    parallel_for(p.batch * p.heads_kv, [&](std::int64_t r) {
+      const std::int64_t hk = r % p.heads_kv, b = r / p.heads_kv;
+      std::vector<float> dk(sk * d, 0.f), dv(sk * d, 0.f), prob, ds(sk);
+      for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h) {
+        for (std::int64_t i = 0; i < sq; ++i) {
+          ctx.softmax_row(a.q, a.k, b, h, i, prob);
+          float dsum = 0.f;  // D_i = sum_j P_ij dP_ij
+          for (std::int64_t j = 0; j < sk; ++j) {
+            float dp = 0.f;
+            for (std::int64_t c = 0; c < d; ++c)
+              dp += static_cast<float>(a.dout.get(b, i, h, c)) * static_cast<float>(a.v.get(b, j, hk, c));
+            ds[j] = to_dtype(p.dtype, dp);
+            dsum += prob[j] * ds[j];
+          }
+          for (std::int64_t j = 0; j < sk; ++j) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
+          for (std::int64_t c = 0; c < d; ++c) {
+            float acc = 0.f;
+            for (std::int64_t j = 0; j < sk; ++j) acc += ds[j] * static_cast<float>(a.k.get(b, j, hk, c));
+            a.dq.set(b, i, h, c, acc * scale);
+          }
+          for (std::int64_t j = 0; j < sk; ++j) {
+            for (std::int64_t c = 0; c < d; ++c) {
+              dk[j * d + c] += ds[j] * static_cast<float>(a.q.get(b, i, h, c));
+              dv[j * d + c] += prob[j] * static_cast<float>(a.dout.get(b, i, h, c));
+            }
+          }
+        }
+      }
+      for (std::int64_t j = 0; j < sk; ++j)
+        for (std::int64_t c = 0; c < d; ++c) {
+          a.dk.set(b, j, hk, c, dk[j * d + c] * scale);
+          a.dv.set(b, j, hk, c, dv[j * d + c]);
+        }
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<AttentionImpl> make_naive_attention() { return std::make_unique<NaiveAttention>(); }
+
+}  // namespace flashproof

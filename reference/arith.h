@@ -1,0 +1,90 @@
+// The arithmetic model of the reference (docs/error-bounds.md): unit roundoff, the relative error
+// of exp and log, and the summation primitives with their a-priori error bounds. Bounds are
+// evaluated in double; every bound is finally multiplied by kSafety and raised by kFloor, which
+// covers the rounding of the bound arithmetic itself and any underflow of tiny terms.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace flashproof::reference {
+
+inline constexpr double kSafety = 1 + 0x1p-20;
+inline constexpr double kFloor = 0x1p-700;
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Higham's gamma_n = n u / (1 - n u), +inf once n u >= 1/2.
+inline double gamma_n(double n, double u) {
+  const double nu = n * u;
+  return nu < 0.5 ? nu / (1 - nu) * kSafety : kInf;
+}
+
+// What the engine needs to know of a number type. `u`: unit roundoff of + - * / and of
+// conversion; `uf`: relative error of exp and log; `cutoff`: exp(x) for x < -cutoff is taken as 0
+// (the dropped mass is bounded separately) so that no result underflows.
+struct ArithModel {
+  double u;
+  double uf;
+  double cutoff;
+};
+
+// ---- Error-free transformations in double (binary64, round to nearest, no fma needed) ----
+
+struct TwoDouble {
+  double hi, lo;
+};
+
+// Knuth's TwoSum: a + b == s + e exactly.
+inline TwoDouble two_sum(double a, double b) {
+  const double s = a + b;
+  const double bb = s - a;
+  const double e = (a - (s - bb)) + (b - bb);
+  return {s, e};
+}
+
+// Veltkamp's split: x == hi + lo exactly with hi on 26 and lo on 27 significant bits, so that the
+// product of either part with a value of at most 26 significant bits (any fp16, bf16 or fp32
+// input) is exact in double.
+inline TwoDouble split(double x) {
+  constexpr double factor = 0x1p27 + 1;
+  const double c = factor * x;
+  const double hi = c - (c - x);
+  return {hi, x - hi};
+}
+
+// Ogita-Rump-Oishi Dot2 over products a_i * b_i where each b_i has at most 26 significant bits:
+// a_i is split once, both partial products are exact, the high one enters a TwoSum chain and the
+// low one joins the compensation. `abs_sum` accumulates sum |a_i b_i| for the bound.
+struct CompensatedSum {
+  double sum = 0, comp = 0, abs_sum = 0;
+  std::int64_t terms = 0;
+
+  void add_exact(double x) {  // x exact (e.g. a product of two inputs)
+    const TwoDouble t = two_sum(sum, x);
+    sum = t.hi;
+    comp += t.lo;
+    abs_sum += std::fabs(x);
+    ++terms;
+  }
+  void add_product(const TwoDouble& a_split, double a, double b) {
+    const TwoDouble t = two_sum(sum, a_split.hi * b);
+    sum = t.hi;
+    comp += t.lo + a_split.lo * b;
+    abs_sum += std::fabs(a * b);
+    ++terms;
+  }
+  double value() const { return sum + comp; }
+  // |value() - exact| <= (u |value| + gamma_2N (gamma_2N + 2^-25) S) / (1 - u): the unrounded
+  // pair sum + comp is off by gamma_2N times the mass of the TwoSum errors and low products
+  // (<= (gamma_N + 2^-26) S), and the final addition rounds once.
+  double error_bound() const {
+    constexpr double u = 0x1p-53;
+    const double g = gamma_n(2.0 * terms, u);
+    return (u * std::fabs(value()) + g * (g + 0x1p-25) * abs_sum * (1 + 0x1p-20)) /
+               (1 - u) * kSafety +
+           terms * 0x1p-1020;  // products below the normal range are not exact
+  }
+};
+
+}  // namespace flashproof::reference

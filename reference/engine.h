@@ -1,0 +1,467 @@
+// The reference computation, written once over the number type Real (double for the fast path,
+// Boost.Multiprecision types for the exact paths). Every quantity carries an absolute error bound
+// derived in docs/error-bounds.md; the fast path differs only where `if constexpr (kFast)` uses
+// compensated (error-free transformation) sums instead of plain ones.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/algo/mask.h"
+#include "reference/arith.h"
+#include "reference/dense_inputs.h"
+#include "reference/reference.h"
+
+namespace flashproof::reference {
+
+template <class Real>
+struct EngineOutput {
+  std::vector<Real> o, lse, dq, dk, dv;  // dense over SPEC layouts ([b,sq,hq,d], [b,hq,sq], ...)
+  std::vector<double> o_err, lse_err, dq_err, dk_err, dv_err;
+  // Magnitude of the summands of each element (e.g. sum_j P_j |v_jc| for O): the scale against
+  // which "relative accuracy" is judged where the sum cancels.
+  std::vector<double> o_mass, dq_mass, dk_mass, dv_mass;
+};
+
+template <class Real>
+class Engine {
+  static constexpr bool kFast = std::is_same_v<Real, double>;
+
+ public:
+  Engine(const DenseInputs& in, ArithModel model, Mutation mutation = Mutation::none)
+      : in_(in), p_(in.p), m_(model), mutation_(mutation),
+        scale_(mutation == Mutation::scale_applied_twice
+                   ? p_.softmax_scale() * p_.softmax_scale()
+                   : p_.softmax_scale()),
+        mask_{mutation == Mutation::causal_top_left ? 0 : p_.mask_offset(), p_.window_left,
+              p_.window_right} {}
+
+  // One query row's softmax and output, with bounds.
+  struct Row {
+    std::vector<std::int64_t> keys;  // visible keys
+    std::vector<Real> prob;          // P^_j per visible key
+    std::vector<double> prob_d;      // P^_j as double, for the bound arithmetic
+    std::vector<double> prob_err;    // |P^_j - P_j|
+    std::vector<Real> o;
+    std::vector<double> o_err, o_mass;
+    Real lse{};
+    double lse_err = 0;
+  };
+
+  void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) const;
+
+  // Backward over the query heads of kv head hk of batch b, for the rows [row_begin, row_end) of
+  // the group (row index = head_in_group * seqlen_q + i). dQ is produced for rows whose dq_mask
+  // entry is set, dK/dV contributions for key columns whose col_mask entry is set (either mask
+  // may be all zero). Contributions go to `acc` (one per chunk of rows, merged by the caller).
+  struct ColumnAcc {
+    std::vector<Real> dk, dv;          // unscaled sums, [j][c]
+    std::vector<double> dk_comp, dv_comp;  // fast path: compensation terms
+    std::vector<double> dk_werr, dv_werr;  // propagated error plus summation mass
+    std::vector<double> dk_mass, dv_mass;
+    void init(std::int64_t n) {
+      dk_mass.assign(n, 0);
+      dv_mass.assign(n, 0);
+      dk.assign(n, Real(0));
+      dv.assign(n, Real(0));
+      dk_comp.assign(kFast ? n : 0, 0);
+      dv_comp.assign(kFast ? n : 0, 0);
+      dk_werr.assign(n, 0);
+      dv_werr.assign(n, 0);
+    }
+  };
+  void backward_rows(std::int64_t b, std::int64_t hk, std::int64_t row_begin,
+                     std::int64_t row_end, const std::vector<std::uint8_t>& dq_mask,
+                     const std::vector<std::uint8_t>& col_mask, ColumnAcc& acc,
+                     EngineOutput<Real>& out) const;
+  // Sums the chunks' partial sums (fast path: compensated) into dK, dV of the masked columns.
+  void finish_columns(std::int64_t b, std::int64_t hk, std::vector<ColumnAcc>& chunks,
+                      const std::vector<std::uint8_t>& col_mask, EngineOutput<Real>& out) const;
+
+  double u() const { return m_.u; }
+
+ private:
+  static double to_d(const Real& x) { return static_cast<double>(x); }
+  // Bound of a plain or compensated sum of `terms` terms (see arith.h): coefficient of the
+  // computed result's magnitude and of the sum of |terms|.
+  double result_coef() const { return kFast ? m_.u / (1 - m_.u) : 0.0; }
+  double mass_coef(double terms) const {
+    if constexpr (kFast) {
+      const double g = gamma_n(2 * terms, m_.u);
+      return g * (g + 0x1p-25) / (1 - m_.u) * kSafety;
+    } else {
+      return gamma_n(terms + 1, m_.u);
+    }
+  }
+  // Dot product of two input rows (exact products) and its error bound.
+  void input_dot(const double* a, const double* b, double norm_bound, Real& value,
+                 double& err) const;
+
+  const DenseInputs& in_;
+  const Problem& p_;
+  ArithModel m_;
+  Mutation mutation_;
+  float scale_;  // softmax scale (squared by the scale_applied_twice mutation)
+  algo::WindowMask<std::int64_t> mask_;
+};
+
+template <class Real>
+void Engine<Real>::input_dot(const double* a, const double* b, double norm_bound, Real& value,
+                             double& err) const {
+  const std::int64_t d = p_.head_dim;
+  if constexpr (kFast) {
+    // Products of inputs are exact in double; Sum2 keeps the unrounded pair (sum, comp).
+    double sum = 0, comp = 0;
+    for (std::int64_t c = 0; c < d; ++c) {
+      const TwoDouble t = two_sum(sum, a[c] * b[c]);
+      sum = t.hi;
+      comp += t.lo;
+    }
+    value = sum + comp;
+    err = result_coef() * std::fabs(value) + mass_coef(d) * norm_bound + d * 0x1p-1070;
+  } else {
+    Real acc = 0;
+    for (std::int64_t c = 0; c < d; ++c) acc += Real(a[c]) * Real(b[c]);
+    value = acc;
+    err = mass_coef(d) * norm_bound;
+  }
+}
+
+template <class Real>
+void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) const {
+  using std::exp;
+  using std::log;
+  const std::int64_t d = p_.head_dim, hk = p_.kv_head(h);
+  const double u = m_.u, uf1 = m_.uf / (1 - m_.uf);
+  const double* q = in_.q.row(b, h, i);
+  const double qn = in_.q.row_norm(b, h, i);
+  const double abs_scale = std::fabs(static_cast<double>(scale_));
+
+  r.keys.clear();
+  for (std::int64_t j = 0; j < p_.seqlen_k; ++j)
+    if (mask_.visible(i, j)) r.keys.push_back(j);
+  const std::int64_t n = static_cast<std::int64_t>(r.keys.size());
+  r.o.assign(d, Real(0));
+  r.o_err.assign(d, 0.0);
+  r.o_mass.assign(d, 0.0);
+  r.prob.assign(n, Real(0));
+  r.prob_d.assign(n, 0.0);
+  r.prob_err.assign(n, 0.0);
+  if (n == 0) {  // no visible key: O = 0 and LSE = +inf exactly
+    r.lse = Real(kInf);
+    r.lse_err = 0;
+    return;
+  }
+
+  // Logits s_j = scale * q.k_j, reduced by the shift m: d_j ~ s_j - m with |d^_j - (s_j - m)|
+  // <= delta_j. The fast path keeps s_j as an unevaluated pair (hi + lo) so that the rounding
+  // error of d_j scales with |d_j|, not with |s_j| (large logits stay certified).
+  std::vector<Real> dlt(n);
+  std::vector<double> delta(n), lo(n);
+  Real shift;
+  for (std::int64_t t = 0; t < n; ++t) {
+    const std::int64_t j = r.keys[t];
+    const double* k = in_.k.row(b, hk, j);
+    const double mass = qn * in_.k.row_norm(b, hk, j);
+    if constexpr (kFast) {
+      double sum = 0, comp = 0;
+      for (std::int64_t c = 0; c < d; ++c) {
+        const TwoDouble e = two_sum(sum, q[c] * k[c]);
+        sum = e.hi;
+        comp += e.lo;
+      }
+      const TwoDouble s = split(sum);  // scale has 24 bits: both partial products are exact
+      const double sc = scale_, tail = sc * comp;
+      dlt[t] = s.hi * sc;
+      lo[t] = s.lo * sc + tail;
+      delta[t] = abs_scale * mass_coef(d) * mass +
+                 u * (std::fabs(tail) + std::fabs(lo[t])) * (1 + 4 * u) + 0x1p-1060;
+    } else {
+      Real dot;
+      double err;
+      input_dot(q, k, mass, dot, err);
+      dlt[t] = Real(static_cast<double>(scale_)) * dot;
+      delta[t] = abs_scale * err + u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
+    }
+  }
+  shift = *std::max_element(dlt.begin(), dlt.end());
+  for (std::int64_t t = 0; t < n; ++t) {
+    if constexpr (kFast) {
+      const TwoDouble e = two_sum(dlt[t], -shift);  // exact
+      const double w = e.lo + lo[t];
+      dlt[t] = e.hi + w;
+      delta[t] += u * (std::fabs(w) + std::fabs(dlt[t])) * (1 + 4 * u);
+    } else {
+      dlt[t] = dlt[t] - shift;
+      delta[t] += u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
+    }
+  }
+
+  // e^_j = exp(d^_j); terms below exp(-cutoff) are dropped, their exact mass bounded by tau_j.
+  std::vector<Real>& e = r.prob;
+  std::vector<double> e_d(n), a(n), tau(n, 0.0);
+  Real l = 0;
+  double l_comp = 0, l_mass = 0, l_dropped = 0, l_perturb = 0;
+  for (std::int64_t t = 0; t < n; ++t) {
+    const double dd = to_d(dlt[t]);
+    if (!(dd >= -m_.cutoff)) {
+      e[t] = 0;
+      tau[t] = std::exp(std::min(dd + delta[t], 0.0)) * (1 + 16 * 0x1p-53);
+      if (std::isnan(dd)) tau[t] = kInf;
+      l_dropped += tau[t];
+      continue;
+    }
+    e[t] = exp(dlt[t]);
+    e_d[t] = to_d(e[t]);
+    a[t] = delta[t] + uf1;  // |log e^_j - (s_j - m)| <= a_j
+    l_perturb += e_d[t] * std::expm1(a[t]);
+    if constexpr (kFast) {
+      const TwoDouble s = two_sum(l, e[t]);
+      l = s.hi;
+      l_comp += s.lo;
+    } else {
+      l += e[t];
+    }
+    l_mass += e_d[t];
+  }
+  if constexpr (kFast) l += l_comp;
+  const double l_d = to_d(l);
+  // |l - l^| <= summation error + perturbation of the kept terms + dropped mass.
+  const double eps_l = (result_coef() * l_d + mass_coef(n) * l_mass + l_perturb * kSafety +
+                        l_dropped) * kSafety;
+  const double rr = eps_l / l_d;
+  const double rho = rr < 0.5 ? rr / (1 - rr) * kSafety : kInf;  // |log(l / l^)| <= rho
+
+  // P^_j = e^_j / l^, |log(P^_j / P_j)| <= a_j + rho + u.
+  const double l_lower = rr < 0.5 ? l_d * (1 - rr) : 0.0;  // l >= l_lower
+  for (std::int64_t t = 0; t < n; ++t) {
+    if (e[t] == 0) {
+      r.prob_err[t] = tau[t] / l_lower * kSafety;  // 0 / 0 (NaN) is read as "no bound" later
+      continue;
+    }
+    e[t] = e[t] / l;
+    r.prob_d[t] = to_d(e[t]);
+    r.prob_err[t] = r.prob_d[t] * std::expm1(a[t] + rho + u / (1 - u)) * kSafety;
+  }
+  const Real log_l = log(l);
+  r.lse = shift + log_l;
+  r.lse_err = (rho + m_.uf * std::fabs(to_d(log_l)) + u * std::fabs(to_d(r.lse)) * (1 + 4 * u)) *
+              kSafety;
+
+  // O_c = sum_j P^_j v_jc. Error: summation bound plus sum_j |P^_j - P_j| |v_jc|.
+  const double g = mass_coef(n);
+  std::vector<double> comp(kFast ? d : 0, 0.0);
+  for (std::int64_t t = 0; t < n; ++t) {
+    const double* v = in_.v.row(b, hk, r.keys[t]);
+    const double w = g * r.prob_d[t] + r.prob_err[t];
+    if constexpr (kFast) {
+      const TwoDouble ps = split(r.prob_d[t]);
+      for (std::int64_t c = 0; c < d; ++c) {
+        const TwoDouble s = two_sum(r.o[c], ps.hi * v[c]);
+        r.o[c] = s.hi;
+        comp[c] += s.lo + ps.lo * v[c];
+        r.o_err[c] += w * std::fabs(v[c]);
+        r.o_mass[c] += r.prob_d[t] * std::fabs(v[c]);
+      }
+    } else {
+      for (std::int64_t c = 0; c < d; ++c) {
+        r.o[c] += r.prob[t] * Real(v[c]);
+        r.o_err[c] += w * std::fabs(v[c]);
+        r.o_mass[c] += r.prob_d[t] * std::fabs(v[c]);
+      }
+    }
+  }
+  for (std::int64_t c = 0; c < d; ++c) {
+    if constexpr (kFast) r.o[c] += comp[c];
+    r.o_err[c] = (r.o_err[c] + result_coef() * std::fabs(to_d(r.o[c])) + n * 0x1p-1060) * kSafety;
+  }
+}
+
+template <class Real>
+void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t row_begin,
+                                 std::int64_t row_end, const std::vector<std::uint8_t>& dq_mask,
+                                 const std::vector<std::uint8_t>& col_mask, ColumnAcc& acc,
+                                 EngineOutput<Real>& out) const {
+  const std::int64_t d = p_.head_dim, sq = p_.seqlen_q, g = p_.group_size();
+  const double u = m_.u, abs_scale = std::fabs(static_cast<double>(scale_));
+  const double gk = mass_coef(static_cast<double>(sq * g));  // dK/dV sums over all group rows
+  const auto head_cols = col_mask.begin() + (b * p_.heads_kv + hk) * p_.seqlen_k;
+  const bool any_col = std::any_of(head_cols, head_cols + p_.seqlen_k, [](auto x) { return x; });
+  Row r;
+  std::vector<Real> ds;
+  std::vector<double> ds_d, sigma, mass;  // mass_j = P^_j (|dP_j| + |D|): dS_j's summands
+  for (std::int64_t row = row_begin; row < row_end; ++row) {
+    const std::int64_t h = hk * g + row / sq, i = row % sq;
+    const std::int64_t qrow = (b * p_.heads_q + h) * sq + i;  // index of (b, h, i)
+    const bool want_dq = dq_mask[qrow];
+    if (!want_dq && !any_col) continue;
+    forward_row(b, h, i, r);
+    const std::int64_t n = static_cast<std::int64_t>(r.keys.size());
+    const double* dout = in_.dout.row(b, h, i);
+    const double* q = in_.q.row(b, h, i);
+    const double don = in_.dout.row_norm(b, h, i);
+
+    // D = dO . O^, off by the dot's rounding plus sum_c |dO_c| |O^_c - O_c|.
+    Real dsum = 0;
+    double dsum_err = 0, dsum_mass = 0, dsum_comp = 0;
+    for (std::int64_t c = 0; c < d; ++c) {
+      if constexpr (kFast) {
+        const TwoDouble os = split(r.o[c]);
+        const TwoDouble s = two_sum(dsum, os.hi * dout[c]);
+        dsum = s.hi;
+        dsum_comp += s.lo + os.lo * dout[c];
+      } else {
+        dsum += Real(dout[c]) * r.o[c];
+      }
+      dsum_mass += std::fabs(dout[c] * to_d(r.o[c]));
+      dsum_err += std::fabs(dout[c]) * r.o_err[c];
+    }
+    if constexpr (kFast) dsum += dsum_comp;
+    dsum_err = (dsum_err + result_coef() * std::fabs(to_d(dsum)) + mass_coef(d) * dsum_mass +
+                d * 0x1p-1060) * kSafety;
+
+    // dS_j = P^_j (dP_j - D), dP_j = dO . v_j; sigma_j bounds |dS^_j - dS_j|.
+    ds.assign(n, Real(0));
+    ds_d.assign(n, 0.0);
+    sigma.assign(n, 0.0);
+    mass.assign(n, 0.0);
+    const double dsum_abs = std::fabs(to_d(dsum));
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t j = r.keys[t];
+      Real dp;
+      double dp_err;
+      input_dot(dout, in_.v.row(b, hk, j), don * in_.v.row_norm(b, hk, j), dp, dp_err);
+      const Real x = mutation_ == Mutation::gradient_sign_flipped ? dsum - dp : dp - dsum;
+      const double xd = std::fabs(to_d(x));
+      const double x_err = dp_err + dsum_err + u * xd * (1 + 4 * u);
+      ds[t] = r.prob[t] * x;
+      ds_d[t] = to_d(ds[t]);
+      mass[t] = r.prob_d[t] * (std::fabs(to_d(dp)) + dsum_abs);
+      sigma[t] = (r.prob_err[t] * xd + (r.prob_d[t] + r.prob_err[t]) * x_err +
+                  u * std::fabs(ds_d[t]) * (1 + 4 * u)) * kSafety;
+    }
+
+    if (want_dq) {  // dQ_c = scale * sum_j dS_j k_jc
+      std::vector<Real> acc_q(d, Real(0));
+      std::vector<double> comp(d, 0.0), werr(d, 0.0), qmass(d, 0.0);
+      const double gq = mass_coef(n);
+      for (std::int64_t t = 0; t < n; ++t) {
+        const double* k = in_.k.row(b, hk, r.keys[t]);
+        const double w = gq * std::fabs(ds_d[t]) + sigma[t];
+        if constexpr (kFast) {
+          const TwoDouble s = split(ds_d[t]);
+          for (std::int64_t c = 0; c < d; ++c) {
+            const TwoDouble e = two_sum(acc_q[c], s.hi * k[c]);
+            acc_q[c] = e.hi;
+            comp[c] += e.lo + s.lo * k[c];
+            werr[c] += w * std::fabs(k[c]);
+            qmass[c] += mass[t] * std::fabs(k[c]);
+          }
+        } else {
+          for (std::int64_t c = 0; c < d; ++c) {
+            acc_q[c] += ds[t] * Real(k[c]);
+            werr[c] += w * std::fabs(k[c]);
+            qmass[c] += mass[t] * std::fabs(k[c]);
+          }
+        }
+      }
+      for (std::int64_t c = 0; c < d; ++c) {
+        if constexpr (kFast) acc_q[c] += comp[c];
+        const Real val = Real(static_cast<double>(scale_)) * acc_q[c];
+        const double err = werr[c] + result_coef() * std::fabs(to_d(acc_q[c])) + n * 0x1p-1060;
+        const std::int64_t idx = ((b * sq + i) * p_.heads_q + h) * d + c;
+        out.dq[idx] = val;
+        out.dq_err[idx] = (abs_scale * err + u * std::fabs(to_d(val)) * (1 + 4 * u)) * kSafety;
+        out.dq_mass[idx] = abs_scale * qmass[c];
+      }
+    }
+
+    // dK_j += dS_j q (scaled at the end), dV_j += P^_j dO.
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t j = r.keys[t];
+      if (!col_mask[(b * p_.heads_kv + hk) * p_.seqlen_k + j]) continue;
+      const double wk = gk * std::fabs(ds_d[t]) + sigma[t];
+      const double wv = gk * r.prob_d[t] + r.prob_err[t];
+      const std::int64_t base = j * d;
+      if constexpr (kFast) {
+        const TwoDouble sk = split(ds_d[t]), sv = split(r.prob_d[t]);
+        for (std::int64_t c = 0; c < d; ++c) {
+          const TwoDouble ek = two_sum(acc.dk[base + c], sk.hi * q[c]);
+          acc.dk[base + c] = ek.hi;
+          acc.dk_comp[base + c] += ek.lo + sk.lo * q[c];
+          acc.dk_werr[base + c] += wk * std::fabs(q[c]);
+          acc.dk_mass[base + c] += mass[t] * std::fabs(q[c]);
+          const TwoDouble ev = two_sum(acc.dv[base + c], sv.hi * dout[c]);
+          acc.dv[base + c] = ev.hi;
+          acc.dv_comp[base + c] += ev.lo + sv.lo * dout[c];
+          acc.dv_werr[base + c] += wv * std::fabs(dout[c]);
+          acc.dv_mass[base + c] += r.prob_d[t] * std::fabs(dout[c]);
+        }
+      } else {
+        for (std::int64_t c = 0; c < d; ++c) {
+          acc.dk[base + c] += ds[t] * Real(q[c]);
+          acc.dk_werr[base + c] += wk * std::fabs(q[c]);
+          acc.dk_mass[base + c] += mass[t] * std::fabs(q[c]);
+          acc.dv[base + c] += r.prob[t] * Real(dout[c]);
+          acc.dv_werr[base + c] += wv * std::fabs(dout[c]);
+          acc.dv_mass[base + c] += r.prob_d[t] * std::fabs(dout[c]);
+        }
+      }
+    }
+  }
+}
+
+template <class Real>
+void Engine<Real>::finish_columns(std::int64_t b, std::int64_t hk, std::vector<ColumnAcc>& chunks,
+                                  const std::vector<std::uint8_t>& col_mask,
+                                  EngineOutput<Real>& out) const {
+  const std::int64_t d = p_.head_dim, sk = p_.seqlen_k;
+  const double u = m_.u, abs_scale = std::fabs(static_cast<double>(scale_));
+  // Merging C chunk sums adds C terms to each sum: the bound counts them as extra terms.
+  const double merge = mass_coef(static_cast<double>(chunks.size()));
+  for (std::int64_t j = 0; j < sk; ++j) {
+    if (!col_mask[(b * p_.heads_kv + hk) * sk + j]) continue;
+    for (std::int64_t c = 0; c < d; ++c) {
+      const std::int64_t x = j * d + c;
+      auto finish = [&](auto member, auto comp_member, auto werr_member, auto mass_member,
+                        bool scaled, std::vector<Real>& dst, std::vector<double>& dst_err,
+                        std::vector<double>& dst_mass) {
+        Real sum = 0;
+        double comp = 0, werr = 0, parts = 0, mass = 0;
+        for (ColumnAcc& a : chunks) {
+          mass += (a.*mass_member)[x];
+          Real part = (a.*member)[x];
+          if constexpr (kFast) part += (a.*comp_member)[x];
+          parts += std::fabs(to_d(part));
+          if constexpr (kFast) {
+            const TwoDouble s = two_sum(sum, part);
+            sum = s.hi;
+            comp += s.lo;
+          } else {
+            sum += part;
+          }
+          werr += (a.*werr_member)[x] + u * std::fabs(to_d(part));  // rounding of the part
+        }
+        if constexpr (kFast) sum += comp;
+        double err = werr + merge * parts + result_coef() * std::fabs(to_d(sum));
+        Real val = sum;
+        if (scaled) {
+          val = Real(static_cast<double>(scale_)) * sum;
+          err = abs_scale * err + u * std::fabs(to_d(val)) * (1 + 4 * u);
+        }
+        const std::int64_t idx = ((b * sk + j) * p_.heads_kv + hk) * d + c;
+        dst[idx] = val;
+        dst_err[idx] = err * kSafety + kFloor;
+        dst_mass[idx] = scaled ? abs_scale * mass : mass;
+      };
+      finish(&ColumnAcc::dk, &ColumnAcc::dk_comp, &ColumnAcc::dk_werr, &ColumnAcc::dk_mass, true,
+             out.dk, out.dk_err, out.dk_mass);
+      finish(&ColumnAcc::dv, &ColumnAcc::dv_comp, &ColumnAcc::dv_werr, &ColumnAcc::dv_mass, false,
+             out.dv, out.dv_err, out.dv_mass);
+    }
+  }
+}
+
+}  // namespace flashproof::reference

@@ -1,0 +1,266 @@
+#include "reference/reference.h"
+
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/rng.h"
+#include "reference/instantiations.h"
+
+namespace flashproof::reference {
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::fast: return "fast";
+    case Backend::mpfr: return "mpfr";
+    case Backend::cpp_bin_float: return "cpp_bin_float";
+  }
+  return "?";
+}
+
+std::int64_t CertifiedTensor::count_checked() const {
+  return std::accumulate(checked.begin(), checked.end(), std::int64_t{0});
+}
+
+namespace {
+
+// All-ones, or `sample` entries chosen by a seeded partial Fisher-Yates shuffle.
+std::vector<std::uint8_t> choose(std::int64_t n, std::int64_t sample, std::uint64_t seed) {
+  if (sample <= 0 || sample >= n) return std::vector<std::uint8_t>(n, 1);
+  std::vector<std::int64_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  Rng rng(seed);
+  std::vector<std::uint8_t> mask(n, 0);
+  for (std::int64_t t = 0; t < sample; ++t) {
+    std::swap(idx[t], idx[t + static_cast<std::int64_t>(rng.below(n - t))]);
+    mask[idx[t]] = 1;
+  }
+  return mask;
+}
+
+// Converts an engine result to double: the rounding to double joins the bound, every bound gets
+// the floor, and a missing bound (NaN) or a NaN value reads as "no bound" (+inf).
+// `mass` null means a magnitude of 1 (LSE).
+template <class Real>
+void publish(const std::vector<Real>& value, const std::vector<double>& err,
+             const std::vector<double>* mass, CertifiedTensor& out) {
+  for (std::size_t x = 0; x < value.size(); ++x) {
+    const double v = static_cast<double>(value[x]);
+    double bound = err[x];
+    if constexpr (!std::is_same_v<Real, double>) bound += std::fabs(v) * 0x1p-52;
+    bound += kFloor;
+    if (std::isnan(bound) || std::isnan(v)) bound = kInf;
+    out.value[x] = v;
+    out.bound[x] = bound;
+    out.magnitude[x] = std::max(std::fabs(v), mass ? (*mass)[x] : 1.0);
+  }
+}
+
+void shape_tensor(CertifiedTensor& t, Shape shape) {
+  t.shape = shape;
+  const std::int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
+  t.value.assign(n, std::numeric_limits<double>::quiet_NaN());
+  t.bound.assign(n, kInf);
+  t.checked.assign(n, 0);
+  t.magnitude.assign(n, 0);
+}
+
+struct Masks {
+  std::vector<std::uint8_t> rows;  // [b][hq][sq]
+  std::vector<std::uint8_t> cols;  // [b][hkv][sk]
+};
+
+Masks make_masks(const Problem& p, const Options& opt, Stats& stats) {
+  Masks m;
+  const std::int64_t nrows = p.batch * p.heads_q * p.seqlen_q;
+  const std::int64_t ncols = p.batch * p.heads_kv * p.seqlen_k;
+  m.rows = choose(nrows, opt.sample, derive(opt.sample_seed, 0));
+  m.cols = choose(ncols, opt.sample, derive(opt.sample_seed, 1));
+  if (opt.sample > 0 && (opt.sample < nrows || opt.sample < ncols))
+    stats.sampling = std::to_string(std::min(opt.sample, nrows)) + " of " +
+                     std::to_string(nrows) + " query rows, " +
+                     std::to_string(std::min(opt.sample, ncols)) + " of " +
+                     std::to_string(ncols) + " key columns (seed " +
+                     std::to_string(opt.sample_seed) + ")";
+  else
+    stats.sampling = "all";
+  return m;
+}
+
+// Index helpers between SPEC layouts and the row/column masks.
+std::int64_t q_row_of(const Problem& p, std::int64_t idx) {  // idx in [b, sq, hq, d]
+  const std::int64_t t = idx / p.head_dim;
+  const std::int64_t h = t % p.heads_q, i = (t / p.heads_q) % p.seqlen_q,
+                     b = t / (p.heads_q * p.seqlen_q);
+  return (b * p.heads_q + h) * p.seqlen_q + i;
+}
+std::int64_t k_col_of(const Problem& p, std::int64_t idx) {  // idx in [b, sk, hkv, d]
+  const std::int64_t t = idx / p.head_dim;
+  const std::int64_t h = t % p.heads_kv, j = (t / p.heads_kv) % p.seqlen_k,
+                     b = t / (p.heads_kv * p.seqlen_k);
+  return (b * p.heads_kv + h) * p.seqlen_k + j;
+}
+
+bool meets(const CertifiedTensor& t, std::size_t x, const Options& opt) {
+  if (!std::isfinite(t.value[x])) return true;  // nothing to gain from more precision
+  const double scale = opt.relative_to == Options::RelativeTo::value ? std::fabs(t.value[x])
+                                                                     : t.magnitude[x];
+  return t.bound[x] <= std::max(opt.rel_requirement * scale, opt.abs_requirement);
+}
+
+void mark_checked(CertifiedTensor& t, const Problem& p, const std::vector<std::uint8_t>& mask,
+                  std::int64_t (*owner)(const Problem&, std::int64_t)) {
+  for (std::int64_t x = 0; x < static_cast<std::int64_t>(t.value.size()); ++x)
+    t.checked[x] = mask[owner(p, x)];
+}
+
+std::int64_t lse_owner(const Problem&, std::int64_t x) { return x; }
+
+void validate(const Problem& p, const Options& opt) {
+  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
+  if (opt.precision_bits < 64 || opt.precision_bits > 65536)
+    throw std::invalid_argument("reference precision (" + std::to_string(opt.precision_bits) +
+                                " bits) must be between 64 and 65536");
+}
+
+template <class Real>
+void forward_with(const DenseInputs& in, ArithModel model, const std::vector<std::uint8_t>& rows,
+                  const Options& opt, ForwardResult& res) {
+  EngineOutput<Real> out;
+  allocate(in.p, false, out);
+  run_forward<Real>(in, model, rows, out, opt.threads, opt.mutation);
+  publish(out.o, out.o_err, &out.o_mass, res.o);
+  publish(out.lse, out.lse_err, nullptr, res.lse);
+}
+
+template <class Real>
+void backward_with(const DenseInputs& in, ArithModel model, const Masks& m, const Options& opt,
+                   BackwardResult& res) {
+  EngineOutput<Real> out;
+  allocate(in.p, true, out);
+  run_backward<Real>(in, model, m.rows, m.cols, out, opt.threads, opt.mutation);
+  publish(out.dq, out.dq_err, &out.dq_mass, res.dq);
+  publish(out.dk, out.dk_err, &out.dk_mass, res.dk);
+  publish(out.dv, out.dv_err, &out.dv_mass, res.dv);
+}
+
+// Replaces the elements owned by masked rows/columns with an MPFR result.
+void take_masked(const CertifiedTensor& from, CertifiedTensor& into, const Problem& p,
+                 const std::vector<std::uint8_t>& mask,
+                 std::int64_t (*owner)(const Problem&, std::int64_t)) {
+  for (std::int64_t x = 0; x < static_cast<std::int64_t>(into.value.size()); ++x)
+    if (mask[owner(p, x)]) {
+      into.value[x] = from.value[x];
+      into.bound[x] = from.bound[x];
+      into.magnitude[x] = from.magnitude[x];
+    }
+}
+
+// Rows/columns owning an element that misses the requirement.
+void collect_misses(const CertifiedTensor& t, const Problem& p, const Options& opt,
+                    std::vector<std::uint8_t>& mask,
+                    std::int64_t (*owner)(const Problem&, std::int64_t)) {
+  for (std::int64_t x = 0; x < static_cast<std::int64_t>(t.value.size()); ++x)
+    if (t.checked[x] && !meets(t, x, opt)) mask[owner(p, x)] = 1;
+}
+
+std::int64_t count(const std::vector<std::uint8_t>& m) {
+  return std::accumulate(m.begin(), m.end(), std::int64_t{0});
+}
+
+}  // namespace
+
+ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k,
+                      const HostTensor& v, const Options& opt) {
+  validate(p, opt);
+  const DenseInputs in(p, q, k, v, nullptr);
+  ForwardResult res;
+  const Masks m = make_masks(p, opt, res.stats);
+  shape_tensor(res.o, p.q_shape());
+  shape_tensor(res.lse, p.lse_shape());
+  res.stats.rows_computed = count(m.rows);
+  switch (opt.backend) {
+    case Backend::fast: {
+      forward_with<double>(in, double_model(), m.rows, opt, res);
+      break;
+    }
+    case Backend::mpfr: {
+      const MpfrPrecision prec(opt.precision_bits);
+      forward_with<MpfrReal>(in, prec.model(), m.rows, opt, res);
+      break;
+    }
+    case Backend::cpp_bin_float:
+      forward_with<BinFloatReal>(in, bin_float_model(), m.rows, opt, res);
+      break;
+  }
+  mark_checked(res.o, p, m.rows, q_row_of);
+  mark_checked(res.lse, p, m.rows, lse_owner);
+  if (opt.backend == Backend::fast) {
+    std::vector<std::uint8_t> redo(m.rows.size(), 0);
+    collect_misses(res.o, p, opt, redo, q_row_of);
+    collect_misses(res.lse, p, opt, redo, lse_owner);
+    res.stats.fallback_rows = count(redo);
+    if (res.stats.fallback_rows > 0) {
+      ForwardResult exact;
+      shape_tensor(exact.o, p.q_shape());
+      shape_tensor(exact.lse, p.lse_shape());
+      const MpfrPrecision prec(opt.precision_bits);
+      forward_with<MpfrReal>(in, prec.model(), redo, opt, exact);
+      take_masked(exact.o, res.o, p, redo, q_row_of);
+      take_masked(exact.lse, res.lse, p, redo, lse_owner);
+    }
+  }
+  return res;
+}
+
+BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+                        const HostTensor& v, const HostTensor& dout, const Options& opt) {
+  validate(p, opt);
+  const DenseInputs in(p, q, k, v, &dout);
+  BackwardResult res;
+  const Masks m = make_masks(p, opt, res.stats);
+  shape_tensor(res.dq, p.q_shape());
+  shape_tensor(res.dk, p.kv_shape());
+  shape_tensor(res.dv, p.kv_shape());
+  res.stats.rows_computed = count(m.rows);
+  res.stats.columns_computed = count(m.cols);
+  switch (opt.backend) {
+    case Backend::fast:
+      backward_with<double>(in, double_model(), m, opt, res);
+      break;
+    case Backend::mpfr: {
+      const MpfrPrecision prec(opt.precision_bits);
+      backward_with<MpfrReal>(in, prec.model(), m, opt, res);
+      break;
+    }
+    case Backend::cpp_bin_float:
+      backward_with<BinFloatReal>(in, bin_float_model(), m, opt, res);
+      break;
+  }
+  mark_checked(res.dq, p, m.rows, q_row_of);
+  mark_checked(res.dk, p, m.cols, k_col_of);
+  mark_checked(res.dv, p, m.cols, k_col_of);
+  if (opt.backend == Backend::fast) {
+    Masks redo{std::vector<std::uint8_t>(m.rows.size(), 0),
+               std::vector<std::uint8_t>(m.cols.size(), 0)};
+    collect_misses(res.dq, p, opt, redo.rows, q_row_of);
+    collect_misses(res.dk, p, opt, redo.cols, k_col_of);
+    collect_misses(res.dv, p, opt, redo.cols, k_col_of);
+    res.stats.fallback_rows = count(redo.rows);
+    res.stats.fallback_columns = count(redo.cols);
+    if (res.stats.fallback_rows + res.stats.fallback_columns > 0) {
+      BackwardResult exact;
+      shape_tensor(exact.dq, p.q_shape());
+      shape_tensor(exact.dk, p.kv_shape());
+      shape_tensor(exact.dv, p.kv_shape());
+      const MpfrPrecision prec(opt.precision_bits);
+      backward_with<MpfrReal>(in, prec.model(), redo, opt, exact);
+      take_masked(exact.dq, res.dq, p, redo.rows, q_row_of);
+      take_masked(exact.dk, res.dk, p, redo.cols, k_col_of);
+      take_masked(exact.dv, res.dv, p, redo.cols, k_col_of);
+    }
+  }
+  return res;
+}
+
+}  // namespace flashproof::reference
