@@ -1,29 +1,45 @@
 #include "kernels/registry.h"
 
-#include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/naive/naive_attention.h"
 
 namespace flashproof {
+namespace {
 
-const std::vector<AttentionImpl*>& implementations() {
-  static const auto owned = [] {
-    std::vector<std::unique_ptr<AttentionImpl>> v;
-    v.push_back(make_naive_attention());
-    return v;
+struct Registry {
+  std::vector<std::unique_ptr<AttentionImpl>> owned;
+  std::vector<AttentionImpl*> views;
+  void add(std::unique_ptr<AttentionImpl> impl) {
+    views.push_back(impl.get());
+    owned.push_back(std::move(impl));
+  }
+};
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry x;
+    x.add(make_naive_attention());
+    return x;
   }();
-  static const auto views = [] {
-    std::vector<AttentionImpl*> v;
-    for (const auto& impl : owned) v.push_back(impl.get());
-    return v;
-  }();
-  return views;
+  return r;
 }
+
+}  // namespace
+
+const std::vector<AttentionImpl*>& implementations() { return registry().views; }
 
 AttentionImpl* find_implementation(std::string_view name) {
   for (AttentionImpl* impl : implementations())
     if (impl->name() == name) return impl;
   return nullptr;
+}
+
+void register_implementation(std::unique_ptr<AttentionImpl> impl) {
+  if (find_implementation(impl->name()))
+    throw std::invalid_argument("an implementation named '" + impl->name() + "' is registered");
+  registry().add(std::move(impl));
 }
 
 }  // namespace flashproof

@@ -47,8 +47,10 @@ void publish(const std::vector<Real>& value, const std::vector<double>& err,
   for (std::size_t x = 0; x < value.size(); ++x) {
     const double v = static_cast<double>(value[x]);
     double bound = err[x];
-    if constexpr (!std::is_same_v<Real, double>) bound += std::fabs(v) * 0x1p-52;
-    bound += kFloor;
+    if (std::isfinite(v)) {  // an infinite value (LSE of an empty row) is exact
+      if constexpr (!std::is_same_v<Real, double>) bound += std::fabs(v) * 0x1p-52;
+      bound += kFloor;
+    }
     if (std::isnan(bound) || std::isnan(v)) bound = kInf;
     out.value[x] = v;
     out.bound[x] = bound;
@@ -105,7 +107,8 @@ bool meets(const CertifiedTensor& t, std::size_t x, const Options& opt) {
   if (!std::isfinite(t.value[x])) return true;  // nothing to gain from more precision
   const double scale = opt.relative_to == Options::RelativeTo::value ? std::fabs(t.value[x])
                                                                      : t.magnitude[x];
-  return t.bound[x] <= std::max(opt.rel_requirement * scale, opt.abs_requirement);
+  // A bound at the floor (e.g. the exact 0 of an empty row) needs no more precision.
+  return t.bound[x] <= std::max({opt.rel_requirement * scale, opt.abs_requirement, 2 * kFloor});
 }
 
 void mark_checked(CertifiedTensor& t, const Problem& p, const std::vector<std::uint8_t>& mask,

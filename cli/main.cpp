@@ -1,0 +1,218 @@
+// The flashproof command (SPEC.md "The command line"). Bad input of any kind gets a one-line
+// error on stderr and exit status 2; a failed check exits 1.
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/check.h"
+#include "kernels/registry.h"
+
+namespace flashproof {
+namespace {
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+constexpr const char* kUsage =
+    "usage: flashproof list\n"
+    "       flashproof check [--impl NAME] [--dtype fp16|bf16|fp32] [--batch N] [--heads N]\n"
+    "                        [--kv-heads N] [--seqlen-q N] [--seqlen-k N] [--head-dim N]\n"
+    "                        [--causal] [--window L,R] [--scale S] [--dist NAME[:P]] [--seed S]\n"
+    "                        [--backward] [--json] [--reference fast|mpfr|cpp_bin_float]\n"
+    "                        [--precision BITS] [--sample N] [--threads N]\n";
+
+template <class T>
+T parse_number(std::string_view opt, std::string_view text) {
+  T value{};
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size())
+    throw UsageError(std::string(opt) + " expects a number, got '" + std::string(text) + "'");
+  return value;
+}
+
+float parse_float(std::string_view opt, std::string_view text) {
+  const std::string s(text);
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(v) || std::fabs(v) > 3.4028234663852886e38)
+    throw UsageError(std::string(opt) + " expects a finite fp32 number, got '" + s + "'");
+  return static_cast<float>(v);
+}
+
+std::int64_t parse_count(std::string_view opt, std::string_view text) {
+  const auto v = parse_number<std::int64_t>(opt, text);
+  if (v < 1) throw UsageError(std::string(opt) + " must be >= 1, got " + std::string(text));
+  return v;
+}
+
+// Splits "--opt=value" and "--opt value"; flags take no value.
+struct Args {
+  std::vector<std::string_view> items;
+  std::size_t pos = 0;
+  bool done() const { return pos >= items.size(); }
+};
+
+int run_list() {
+  for (AttentionImpl* impl : implementations())
+    std::cout << impl->name() << "\t" << impl->where() << "\t" << impl->description() << "\n";
+  return 0;
+}
+
+int run_check_command(Args a) {
+  Case c;
+  c.problem.seqlen_q = 128;
+  c.problem.seqlen_k = 128;
+  c.problem.head_dim = 64;
+  CheckOptions opt;
+  bool json = false, causal = false, kv_heads_given = false;
+  std::optional<std::pair<std::int64_t, std::int64_t>> window;
+  while (!a.done()) {
+    std::string_view arg = a.items[a.pos++];
+    std::string_view value;
+    bool has_value = false;
+    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto flag = [&] {
+      if (has_value) throw UsageError(std::string(arg) + " takes no value");
+    };
+    auto next = [&]() -> std::string_view {
+      if (has_value) return value;
+      if (a.done()) throw UsageError(std::string(arg) + " needs a value");
+      return a.items[a.pos++];
+    };
+    if (arg == "--impl") {
+      c.impl = std::string(next());
+    } else if (arg == "--dtype") {
+      const std::string_view v = next();
+      const auto t = parse_dtype(v);
+      if (!t) throw UsageError("unsupported dtype '" + std::string(v) + "' (fp16, bf16, fp32)");
+      c.problem.dtype = *t;
+    } else if (arg == "--batch") {
+      c.problem.batch = parse_count(arg, next());
+    } else if (arg == "--heads") {
+      c.problem.heads_q = parse_count(arg, next());
+    } else if (arg == "--kv-heads") {
+      c.problem.heads_kv = parse_count(arg, next());
+      kv_heads_given = true;
+    } else if (arg == "--seqlen-q") {
+      c.problem.seqlen_q = parse_count(arg, next());
+    } else if (arg == "--seqlen-k") {
+      c.problem.seqlen_k = parse_count(arg, next());
+    } else if (arg == "--head-dim") {
+      c.problem.head_dim = parse_count(arg, next());
+    } else if (arg == "--causal") {
+      flag();
+      causal = true;
+    } else if (arg == "--window") {
+      const std::string_view v = next();
+      const auto comma = v.find(',');
+      if (comma == std::string_view::npos)
+        throw UsageError("--window expects L,R (a negative side is unbounded), got '" +
+                         std::string(v) + "'");
+      auto side = [&](std::string_view s) {
+        const auto x = parse_number<std::int64_t>("--window", s);
+        return x < 0 ? std::int64_t{-1} : x;
+      };
+      window = {side(v.substr(0, comma)), side(v.substr(comma + 1))};
+    } else if (arg == "--scale") {
+      c.problem.scale = parse_float(arg, next());
+    } else if (arg == "--dist") {
+      const std::string_view v = next();
+      const auto d = parse_distribution(v);
+      if (!d) {
+        std::string names;
+        for (const auto& n : distribution_names()) names += (names.empty() ? "" : ", ") + n;
+        throw UsageError("unknown distribution '" + std::string(v) + "' (" + names + ")");
+      }
+      c.dist = *d;
+    } else if (arg == "--seed") {
+      c.seed = parse_number<std::uint64_t>(arg, next());
+    } else if (arg == "--backward") {
+      flag();
+      c.backward = true;
+    } else if (arg == "--json") {
+      flag();
+      json = true;
+    } else if (arg == "--reference") {
+      const std::string_view v = next();
+      if (v == "fast") opt.reference.backend = reference::Backend::fast;
+      else if (v == "mpfr") opt.reference.backend = reference::Backend::mpfr;
+      else if (v == "cpp_bin_float") opt.reference.backend = reference::Backend::cpp_bin_float;
+      else throw UsageError("unknown reference backend '" + std::string(v) + "' (fast, mpfr, cpp_bin_float)");
+    } else if (arg == "--precision") {
+      opt.reference.precision_bits = static_cast<unsigned>(parse_count(arg, next()));
+    } else if (arg == "--sample") {
+      opt.reference.sample = parse_count(arg, next());
+    } else if (arg == "--threads") {
+      opt.reference.threads = static_cast<int>(parse_count(arg, next()));
+    } else {
+      throw UsageError("unknown option '" + std::string(arg) + "'");
+    }
+  }
+  if (!kv_heads_given) c.problem.heads_kv = c.problem.heads_q;
+  if (window) {
+    c.problem.window_left = window->first;
+    c.problem.window_right = window->second;
+  }
+  if (causal) {
+    if (window && window->second != 0)
+      throw UsageError("--causal means a right window side of 0, but --window gives " +
+                       std::to_string(window->second));
+    c.problem.window_right = 0;
+  }
+  if (const std::string e = c.problem.validate(); !e.empty()) throw UsageError(e);
+  const CheckRecord r = run_check(c, opt);
+  std::cout << (json ? to_json(r) : to_table(r));
+  return r.verdict == Verdict::fail ? 1 : 0;
+}
+
+int main_impl(int argc, char** argv) {
+  if (argc < 2) throw UsageError("missing command (list, check)");
+  const std::string_view cmd = argv[1];
+  Args rest;
+  for (int i = 2; i < argc; ++i) rest.items.emplace_back(argv[i]);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "list") {
+    if (!rest.done()) throw UsageError("list takes no arguments");
+    return run_list();
+  }
+  if (cmd == "check") return run_check_command(rest);
+  for (const char* later : {"prove", "fuzz", "replay", "report"})
+    if (cmd == later)
+      throw UsageError("'" + std::string(cmd) + "' is not available in this version yet");
+  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check)");
+}
+
+}  // namespace
+}  // namespace flashproof
+
+int main(int argc, char** argv) {
+  try {
+    return flashproof::main_impl(argc, argv);
+  } catch (const flashproof::UsageError& e) {
+    std::cerr << "flashproof: " << e.what() << "\n";
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "flashproof: " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    std::cerr << "flashproof: out of memory for this case\n";
+  } catch (const std::exception& e) {
+    std::cerr << "flashproof: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 2;
+}

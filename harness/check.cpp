@@ -1,0 +1,288 @@
+#include "harness/check.h"
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include "kernels/registry.h"
+
+namespace flashproof {
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "pass";
+    case Verdict::fail: return "fail";
+    case Verdict::out_of_domain: return "out-of-domain";
+  }
+  return "?";
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Outputs are poisoned before the run (a NaN pattern), so an element never written shows up.
+constexpr std::uint32_t kPoison16 = 0x7E5A, kPoison32 = 0x7FC5A5A5;
+HostTensor poisoned(DType t, Shape shape, int rank = 4) {
+  HostTensor x(t, shape, rank);
+  x.fill_storage_bits(t == DType::fp32 ? kPoison32 : kPoison16);
+  return x;
+}
+
+struct Outputs {
+  HostTensor o, lse, dq, dk, dv;
+};
+
+Outputs run_impl(AttentionImpl& impl, const Case& c, const Inputs& in) {
+  const Problem& p = c.problem;
+  Outputs out{poisoned(p.dtype, p.q_shape()), poisoned(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
+  impl.forward(p, ForwardArgs{in.q, in.k, in.v, out.o, out.lse});
+  if (c.backward) {
+    out.dq = poisoned(p.dtype, p.q_shape());
+    out.dk = poisoned(p.dtype, p.kv_shape());
+    out.dv = poisoned(p.dtype, p.kv_shape());
+    impl.backward(p, BackwardArgs{in.q, in.k, in.v, out.o, out.lse, in.dout, out.dq, out.dk,
+                                  out.dv});
+  }
+  return out;
+}
+
+// SPEC's valid domain: finite inputs and exact scaled logits |scale q.k| <= 2^64. Cauchy-Schwarz
+// settles most cases at once; otherwise the logits are computed.
+std::string domain_violation(const Problem& p, const Inputs& in) {
+  double max_q = 0, max_k = 0;
+  for (const HostTensor* t : {&in.q, &in.k, &in.v, &in.dout}) {
+    const bool is_q = t == &in.q, is_k = t == &in.k;
+    const Shape& s = t->shape();
+    for (std::int64_t a = 0; a < s[0]; ++a)
+      for (std::int64_t b = 0; b < s[1]; ++b)
+        for (std::int64_t h = 0; h < s[2]; ++h) {
+          double sq = 0;
+          for (std::int64_t d = 0; d < s[3]; ++d) {
+            const double x = t->get(a, b, h, d);
+            if (!std::isfinite(x)) return "inputs contain NaN or inf";
+            sq += x * x;
+          }
+          if (is_q) max_q = std::max(max_q, sq);
+          if (is_k) max_k = std::max(max_k, sq);
+        }
+  }
+  const double limit = 0x1p64, scale = std::fabs(static_cast<double>(p.softmax_scale()));
+  if (scale * std::sqrt(max_q) * std::sqrt(max_k) <= limit * (1 - 1e-12)) return {};
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t h = 0; h < p.heads_q; ++h)
+      for (std::int64_t i = 0; i < p.seqlen_q; ++i)
+        for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
+          double dot = 0;
+          for (std::int64_t d = 0; d < p.head_dim; ++d)
+            dot += in.q.get(b, i, h, d) * in.k.get(b, j, p.kv_head(h), d);
+          if (scale * std::fabs(dot) > limit) return "a scaled logit exceeds 2^64";
+        }
+  return {};
+}
+
+double max_finite_abs(const std::vector<double>& v) {
+  double m = 0;
+  for (double x : v)
+    if (std::isfinite(x)) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
+                         const HostTensor& baseline, const reference::CertifiedTensor& ref,
+                         double k, const CheckOptions& opt) {
+  TensorCheck t;
+  t.name = name;
+  // The floor scales with the reference's magnitude (its summands), not its value, so an exact 0
+  // (dQ when seqlen_k = 1) does not collapse the tolerance to 0.
+  const double floor = opt.floor_ulps * unit_roundoff(actual.dtype()) * max_finite_abs(ref.magnitude);
+  CompareOptions co;
+  co.rel_floor = floor;
+  co.checked = &ref.checked;
+  const ReferenceView view{&ref.value, &ref.bound};
+  t.baseline_errors = compare(baseline, view, co);
+  t.tolerance = k * t.baseline_errors.max_abs + floor;
+  const std::vector<double> tol(ref.value.size(), t.tolerance);
+  co.tolerance = &tol;
+  t.errors = compare(actual, view, co);
+  t.max_reference_bound = t.errors.max_reference_bound;
+  auto fail = [&](std::string why) {
+    t.verdict = Verdict::fail;
+    t.reasons.push_back(std::move(why));
+  };
+  if (t.errors.nonfinite_reference > 0)
+    fail(std::to_string(t.errors.nonfinite_reference) + " reference values are not finite");
+  if (t.errors.nan_mismatch > 0)
+    fail(std::to_string(t.errors.nan_mismatch) + " NaN where the reference is not NaN");
+  if (t.errors.inf_mismatch > 0)
+    fail(std::to_string(t.errors.inf_mismatch) + " inf/finite mismatches");
+  if (t.errors.above_bound > t.errors.nan_mismatch + t.errors.inf_mismatch)
+    fail("error above " + std::to_string(k).substr(0, 3) + "x the naive baseline's plus floor");
+  if (t.errors.loose_reference > 0)
+    fail("reference bound not far below the tolerance at " +
+         std::to_string(t.errors.loose_reference) + " elements");
+  if (t.errors.count == 0) fail("no element was compared");
+  return t;
+}
+
+}  // namespace
+
+CheckRecord run_check(const Case& c, const CheckOptions& opt) {
+  const Problem& p = c.problem;
+  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
+  AttentionImpl* impl = find_implementation(c.impl);
+  if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "' (see `flashproof list`)");
+  if (const std::string e = impl->unsupported_reason(p, c.backward); !e.empty())
+    throw std::invalid_argument(c.impl + " does not support this case: " + e);
+  AttentionImpl* baseline = find_implementation("naive");
+
+  CheckRecord r;
+  r.c = c;
+  r.impl_where = impl->where();
+  r.reference_backend = reference::backend_name(opt.reference.backend);
+  const Inputs in = generate_inputs(p, c.dist, c.seed);
+  r.domain_note = domain_violation(p, in);
+  r.in_domain = r.domain_note.empty();
+
+  auto t0 = Clock::now();
+  const Outputs out = run_impl(*impl, c, in);
+  r.seconds_impl = since(t0);
+  const Outputs base = impl == baseline ? out : run_impl(*baseline, c, in);
+
+  t0 = Clock::now();
+  const reference::ForwardResult fwd = reference::forward(p, in.q, in.k, in.v, opt.reference);
+  r.reference_stats = fwd.stats;
+  r.tensors.push_back(check_tensor("O", out.o, base.o, fwd.o, opt.k_forward, opt));
+  r.tensors.push_back(check_tensor("LSE", out.lse, base.lse, fwd.lse, opt.k_forward, opt));
+  if (c.backward) {
+    const reference::BackwardResult bwd =
+        reference::backward(p, in.q, in.k, in.v, in.dout, opt.reference);
+    r.reference_stats.fallback_rows += bwd.stats.fallback_rows;
+    r.reference_stats.fallback_columns = bwd.stats.fallback_columns;
+    r.reference_stats.columns_computed = bwd.stats.columns_computed;
+    r.tensors.push_back(check_tensor("dQ", out.dq, base.dq, bwd.dq, opt.k_backward, opt));
+    r.tensors.push_back(check_tensor("dK", out.dk, base.dk, bwd.dk, opt.k_backward, opt));
+    r.tensors.push_back(check_tensor("dV", out.dv, base.dv, bwd.dv, opt.k_backward, opt));
+  }
+  r.seconds_reference = since(t0);
+
+  r.verdict = Verdict::pass;
+  for (const TensorCheck& t : r.tensors)
+    if (t.verdict == Verdict::fail) r.verdict = Verdict::fail;
+  // Outside the valid domain accuracy is not promised (and the reference carries no bound there):
+  // the case is reported apart rather than failed.
+  if (!r.in_domain) r.verdict = Verdict::out_of_domain;
+  return r;
+}
+
+namespace {
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') o += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      o += ' ';
+      continue;
+    }
+    o += ch;
+  }
+  return o + "\"";
+}
+
+std::string json_number(double x) {
+  if (std::isnan(x)) return "\"nan\"";
+  if (std::isinf(x)) return x > 0 ? "\"inf\"" : "\"-inf\"";
+  std::ostringstream s;
+  s << std::setprecision(17) << x;
+  return s.str();
+}
+
+std::string json_metrics(const ErrorMetrics& m) {
+  std::ostringstream s;
+  s << "{\"count\": " << m.count << ", \"max_abs\": " << json_number(m.max_abs)
+    << ", \"max_rel\": " << json_number(m.max_rel) << ", \"rel_floor\": " << json_number(m.rel_floor)
+    << ", \"normwise_rel\": " << json_number(m.normwise_rel)
+    << ", \"max_ulps\": " << json_number(m.max_ulps) << ", \"nan_mismatch\": " << m.nan_mismatch
+    << ", \"inf_mismatch\": " << m.inf_mismatch << ", \"above_tolerance\": " << m.above_bound
+    << ", \"nonfinite_reference\": " << m.nonfinite_reference << ", \"worst_index\": ["
+    << m.worst_coord[0] << ", " << m.worst_coord[1] << ", " << m.worst_coord[2] << ", "
+    << m.worst_coord[3] << "], \"worst_value\": " << json_number(m.worst_value)
+    << ", \"worst_reference\": " << json_number(m.worst_reference) << "}";
+  return s.str();
+}
+
+}  // namespace
+
+std::string to_json(const CheckRecord& r) {
+  const Problem& p = r.c.problem;
+  std::ostringstream s;
+  s << "{\n  \"case\": {\"impl\": " << json_string(r.c.impl) << ", \"where\": "
+    << json_string(r.impl_where) << ", \"dtype\": " << json_string(std::string(dtype_name(p.dtype)))
+    << ", \"batch\": " << p.batch << ", \"heads_q\": " << p.heads_q
+    << ", \"heads_kv\": " << p.heads_kv << ", \"seqlen_q\": " << p.seqlen_q
+    << ", \"seqlen_k\": " << p.seqlen_k << ", \"head_dim\": " << p.head_dim
+    << ", \"scale\": " << json_number(p.softmax_scale()) << ", \"window_left\": " << p.window_left
+    << ", \"window_right\": " << p.window_right << ", \"dist\": "
+    << json_string(distribution_name(r.c.dist)) << ", \"seed\": " << r.c.seed
+    << ", \"backward\": " << (r.c.backward ? "true" : "false") << "},\n";
+  s << "  \"in_domain\": " << (r.in_domain ? "true" : "false")
+    << ", \"domain_note\": " << json_string(r.domain_note) << ",\n";
+  s << "  \"reference\": {\"backend\": " << json_string(r.reference_backend)
+    << ", \"sampling\": " << json_string(r.reference_stats.sampling)
+    << ", \"fallback_rows\": " << r.reference_stats.fallback_rows
+    << ", \"fallback_columns\": " << r.reference_stats.fallback_columns << "},\n";
+  s << "  \"tensors\": [\n";
+  for (std::size_t i = 0; i < r.tensors.size(); ++i) {
+    const TensorCheck& t = r.tensors[i];
+    s << "    {\"name\": " << json_string(t.name) << ", \"verdict\": "
+      << json_string(verdict_name(t.verdict)) << ", \"tolerance\": " << json_number(t.tolerance)
+      << ", \"max_reference_bound\": " << json_number(t.max_reference_bound) << ", \"reasons\": [";
+    for (std::size_t k = 0; k < t.reasons.size(); ++k)
+      s << (k ? ", " : "") << json_string(t.reasons[k]);
+    s << "],\n     \"errors\": " << json_metrics(t.errors)
+      << ",\n     \"baseline_errors\": " << json_metrics(t.baseline_errors) << "}"
+      << (i + 1 < r.tensors.size() ? "," : "") << "\n";
+  }
+  s << "  ],\n  \"seconds\": {\"impl\": " << json_number(r.seconds_impl)
+    << ", \"reference\": " << json_number(r.seconds_reference) << "},\n";
+  s << "  \"verdict\": " << json_string(verdict_name(r.verdict)) << "\n}\n";
+  return s.str();
+}
+
+std::string to_table(const CheckRecord& r) {
+  std::ostringstream s;
+  s << "case: " << r.c.impl << " (" << r.impl_where << ") " << r.c.problem.describe()
+    << " dist=" << distribution_name(r.c.dist) << " seed=" << r.c.seed
+    << (r.c.backward ? " forward+backward" : " forward") << "\n";
+  s << "reference: " << r.reference_backend << ", sampling " << r.reference_stats.sampling
+    << ", MPFR fallbacks " << r.reference_stats.fallback_rows << " rows / "
+    << r.reference_stats.fallback_columns << " columns\n";
+  if (!r.in_domain) s << "out of the valid domain: " << r.domain_note << "\n";
+  s << std::left << std::setw(5) << "" << std::setw(13) << "max_abs" << std::setw(13)
+    << "max_rel" << std::setw(10) << "max_ulps" << std::setw(13) << "baseline" << std::setw(13)
+    << "tolerance" << std::setw(11) << "ref_bound" << std::setw(9) << "nan/inf" << "verdict\n";
+  s << std::setprecision(3);
+  for (const TensorCheck& t : r.tensors) {
+    s << std::setw(5) << t.name << std::setw(13) << t.errors.max_abs << std::setw(13)
+      << t.errors.max_rel << std::setw(10) << t.errors.max_ulps << std::setw(13)
+      << t.baseline_errors.max_abs << std::setw(13) << t.tolerance << std::setw(11)
+      << t.max_reference_bound << std::setw(9)
+      << (std::to_string(t.errors.nan_mismatch) + "/" + std::to_string(t.errors.inf_mismatch))
+      << verdict_name(t.verdict) << "\n";
+    for (const std::string& why : t.reasons) s << "       " << why << "\n";
+  }
+  s << "rules applied: no NaN/inf where the reference is finite; error <= k x naive baseline + "
+       "floor (k = 2 forward, 3 backward); reference finite and its bound far below the "
+       "tolerance. The rigorous per-element bound rule is not implemented yet.\n";
+  s << "verdict: " << verdict_name(r.verdict) << "\n";
+  return s.str();
+}
+
+}  // namespace flashproof

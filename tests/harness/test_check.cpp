@@ -1,0 +1,134 @@
+// The check pipeline's verdicts: the naive baseline passes, and deliberately broken plug-ins are
+// caught by the rule meant for them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "harness/check.h"
+#include "kernels/naive/naive_attention.h"
+#include "kernels/registry.h"
+
+namespace flashproof {
+namespace {
+
+// The naive baseline with a post-processing step that breaks its outputs.
+class Broken final : public AttentionImpl {
+ public:
+  Broken(std::string name, std::function<void(const Problem&, ForwardArgs&)> fwd,
+         std::function<void(const Problem&, BackwardArgs&)> bwd = {})
+      : name_(std::move(name)), fwd_(std::move(fwd)), bwd_(std::move(bwd)) {}
+  std::string name() const override { return name_; }
+  std::string description() const override { return "deliberately broken"; }
+  std::string where() const override { return "host"; }
+  std::string unsupported_reason(const Problem& p, bool) const override { return p.validate(); }
+  void forward(const Problem& p, const ForwardArgs& a) override {
+    naive_->forward(p, a);
+    ForwardArgs copy = a;
+    if (fwd_) fwd_(p, copy);
+  }
+  void backward(const Problem& p, const BackwardArgs& a) override {
+    naive_->backward(p, a);
+    BackwardArgs copy = a;
+    if (bwd_) bwd_(p, copy);
+  }
+
+ private:
+  std::string name_;
+  std::function<void(const Problem&, ForwardArgs&)> fwd_;
+  std::function<void(const Problem&, BackwardArgs&)> bwd_;
+  std::unique_ptr<AttentionImpl> naive_ = make_naive_attention();
+};
+
+Case small_case(const std::string& impl, bool backward) {
+  Case c;
+  c.impl = impl;
+  c.backward = backward;
+  c.problem.heads_q = 2;
+  c.problem.heads_kv = 1;
+  c.problem.seqlen_q = 19;
+  c.problem.seqlen_k = 13;
+  c.problem.head_dim = 24;
+  c.problem.window_right = 0;  // causal with seqlen_q > seqlen_k: empty rows
+  c.seed = 3;
+  return c;
+}
+
+const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
+  for (const TensorCheck& t : r.tensors)
+    if (t.name == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
+
+TEST(Check, NaiveBaselinePassesForwardAndBackward) {
+  const CheckRecord r = run_check(small_case("naive", true));
+  EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+  EXPECT_EQ(r.tensors.size(), 5u);
+  EXPECT_NE(to_json(r).find("\"verdict\": \"pass\""), std::string::npos);
+}
+
+TEST(Check, BrokenImplementationsAreCaught) {
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    // O off by 1% everywhere: the regression rule.
+    register_implementation(std::make_unique<Broken>("scaled_o", [](const Problem& p, ForwardArgs& a) {
+      for (std::int64_t i = 0; i < p.seqlen_q; ++i)
+        for (std::int64_t c = 0; c < p.head_dim; ++c) a.o.set(0, i, 0, c, a.o.get(0, i, 0, c) * 1.01);
+    }));
+    // The first row's output never written (still poisoned NaN): the NaN rule.
+    register_implementation(std::make_unique<Broken>("unwritten", [](const Problem&, ForwardArgs& a) {
+      a.o.set_bits(0, a.o.shape()[1] - 1, 1, 3, 0x7E5A);
+    }));
+    // dV with the sign of one column flipped: the backward regression rule.
+    register_implementation(std::make_unique<Broken>(
+        "dv_sign", [](const Problem&, ForwardArgs&) {},
+        [](const Problem& p, BackwardArgs& a) {
+          for (std::int64_t j = 0; j < p.seqlen_k; ++j) a.dv.set(0, j, 0, 0, -a.dv.get(0, j, 0, 0));
+        }));
+  }
+  const CheckRecord scaled = run_check(small_case("scaled_o", false));
+  EXPECT_EQ(scaled.verdict, Verdict::fail);
+  EXPECT_EQ(tensor(scaled, "O").verdict, Verdict::fail);
+  EXPECT_EQ(tensor(scaled, "LSE").verdict, Verdict::pass);
+  const CheckRecord unwritten = run_check(small_case("unwritten", false));
+  EXPECT_EQ(tensor(unwritten, "O").errors.nan_mismatch, 1);
+  EXPECT_EQ(unwritten.verdict, Verdict::fail);
+  const CheckRecord dv = run_check(small_case("dv_sign", true));
+  EXPECT_EQ(tensor(dv, "dV").verdict, Verdict::fail);
+  EXPECT_EQ(tensor(dv, "dQ").verdict, Verdict::pass);
+}
+
+TEST(Check, SeqlenKOneDoesNotCollapseTheTolerance) {
+  Case c = small_case("naive", true);
+  c.problem.seqlen_k = 1;
+  c.problem.window_right = -1;
+  const CheckRecord r = run_check(c);
+  EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+  EXPECT_GT(tensor(r, "O").tolerance, 0);
+}
+
+TEST(Check, NonFiniteInputsAreOutOfDomain) {
+  Case c = small_case("naive", false);
+  c.dist = Distribution{Distribution::Kind::special, 0.25};
+  const CheckRecord r = run_check(c);
+  EXPECT_EQ(r.verdict, Verdict::out_of_domain);
+  EXPECT_FALSE(r.in_domain);
+}
+
+TEST(Check, BadCasesAreOneLineErrors) {
+  Case c = small_case("no_such_impl", false);
+  EXPECT_THROW(run_check(c), std::invalid_argument);
+  c = small_case("naive", false);
+  c.problem.heads_q = 3;
+  c.problem.heads_kv = 2;
+  try {
+    run_check(c);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "heads_q (3) must be a multiple of heads_kv (2)");
+  }
+}
+
+}  // namespace
+}  // namespace flashproof
