@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, configures, builds and runs every ctest test.
+# JUnit XML lands in build/ctest-junit.xml. Extra arguments go to ctest (e.g. -L reference).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+jobs=$(nproc)
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+cmake --build build -j "$jobs"
+cd build
+ctest --output-on-failure -j "$jobs" --timeout 600 --output-junit ctest-junit.xml "$@"

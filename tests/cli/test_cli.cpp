@@ -1,0 +1,81 @@
+// The flashproof command end to end: good cases, JSON, and one-line errors with exit status 2.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+Result run(const std::string& args) {
+  const std::string err_file = testing::TempDir() + "flashproof_stderr.txt";
+  const std::string cmd = std::string(FLASHPROOF_BIN) + " " + args + " 2>" + err_file;
+  Result r{};
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int raw = pclose(p);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  if (FILE* e = fopen(err_file.c_str(), "r")) {
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), e)) r.err.append(buf.data(), n);
+    fclose(e);
+  }
+  return r;
+}
+
+TEST(Cli, ListNamesTheNaiveBaseline) {
+  const Result r = run("list");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("naive\thost"), std::string::npos);
+}
+
+TEST(Cli, CheckPassesTheNaiveBaselineForwardAndBackward) {
+  const Result r = run("check --impl naive --dtype bf16 --heads 4 --kv-heads 2 --seqlen-q 9 "
+                       "--seqlen-k 17 --head-dim 40 --causal --dist scaled:3 --seed 4 --backward");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: pass"), std::string::npos);
+  EXPECT_NE(r.out.find("dK"), std::string::npos);
+}
+
+TEST(Cli, JsonRecord) {
+  const Result r = run("check --json --seqlen-q 5 --seqlen-k 3 --head-dim 8 --window=1,0");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.front(), '{');
+  EXPECT_NE(r.out.find("\"window_left\": 1"), std::string::npos);
+  EXPECT_NE(r.out.find("\"verdict\": \"pass\""), std::string::npos);
+}
+
+TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
+  const char* cases[][2] = {
+      {"check --heads 6 --kv-heads 4", "heads_q (6) must be a multiple of heads_kv (4)"},
+      {"check --dtype fp8", "unsupported dtype 'fp8'"},
+      {"check --frobnicate", "unknown option '--frobnicate'"},
+      {"check --seqlen-q 0", "--seqlen-q must be >= 1"},
+      {"check --seqlen-q 12x", "--seqlen-q expects a number"},
+      {"check --head-dim 300", "head_dim (300) must be at most 256"},
+      {"check --window 3", "--window expects L,R"},
+      {"check --causal --window 2,3", "--causal means a right window side of 0"},
+      {"check --dist cauchy", "unknown distribution 'cauchy'"},
+      {"check --scale inf", "--scale expects a finite fp32 number"},
+      {"check --impl fa9", "unknown implementation 'fa9'"},
+      {"check --seed", "--seed needs a value"},
+      {"check --precision 8", "reference precision (8 bits) must be between 64 and 65536"},
+      {"frobnicate", "unknown command 'frobnicate'"},
+      {"", "missing command"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}
+
+}  // namespace
