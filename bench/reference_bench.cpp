@@ -1,0 +1,256 @@
+// bench_reference: throughput of plain double attention (uncertified), the certified reference's
+// fast path and its pure MPFR path, forward and backward, as a ratio table (one head, batch 1,
+// fp16 normal inputs). Targets (project issue): fast >= 0.5x plain double, >= 50x MPFR.
+//
+// Fairness: plain and fast both run single-threaded for the table (the fast path's multithreaded
+// times are printed separately) and both include their conversion of the fp16 inputs to dense
+// double rows. The full-size MPFR run takes minutes, so its time is extrapolated by work (printed
+// with how, next to the same scaling measured on the double paths).
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "bench/plain_double_attention.h"
+#include "core/generators.h"
+#include "reference/reference.h"
+
+namespace fp = flashproof;
+namespace ref = flashproof::reference;
+
+namespace {
+
+struct Config {
+  std::int64_t seqlen = 1024, head_dim = 128;
+  int reps = 3;
+  int threads = 0;  // multithreaded certified run (0: all hardware threads)
+};
+
+constexpr std::uint64_t kSeed = 20261120;
+constexpr std::int64_t kMpfrRows = 16;  // sampled query rows of the MPFR forward
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "bench_reference: %s (usage: bench_reference [--seqlen N] [--head-dim D] "
+                       "[--reps R] [--threads T])\n", msg.c_str());
+  std::exit(2);
+}
+
+Config parse(int argc, char** argv) {
+  Config c;
+  for (int a = 1; a < argc; ++a) {
+    const std::string_view opt = argv[a];
+    auto value = [&](std::int64_t lo, std::int64_t hi) {
+      if (a + 1 >= argc) usage_error(std::string(opt) + " needs a value");
+      const std::string_view s = argv[++a];
+      std::int64_t x = 0;
+      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+      if (ec != std::errc() || end != s.data() + s.size() || x < lo || x > hi)
+        usage_error(std::string(opt) + " must be an integer in [" + std::to_string(lo) + ", " +
+                    std::to_string(hi) + "], got '" + std::string(s) + "'");
+      return x;
+    };
+    if (opt == "--seqlen") c.seqlen = value(4, 1 << 20);
+    else if (opt == "--head-dim") c.head_dim = value(1, fp::Problem::max_head_dim);
+    else if (opt == "--reps") c.reps = static_cast<int>(value(1, 1000));
+    else if (opt == "--threads") c.threads = static_cast<int>(value(0, 4096));
+    else usage_error("unknown option '" + std::string(opt) + "'");
+  }
+  return c;
+}
+
+// Best wall time of `reps` runs: the least disturbed one.
+double best_of(int reps, const std::function<void()>& f) {
+  double best = INFINITY;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+std::string shell_line(const std::string& cmd) {
+  std::string out;
+  if (FILE* f = popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, f)) out += buf;
+    pclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+void print_header(const Config& c) {
+  char date[64];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  const std::string dir = FLASHPROOF_SOURCE_DIR;
+  std::string commit = shell_line("git -C '" + dir + "' rev-parse --short HEAD 2>/dev/null");
+  if (commit.empty()) commit = "unknown";
+  else if (!shell_line("git -C '" + dir + "' status --porcelain 2>/dev/null").empty())
+    commit += " (working tree has uncommitted changes)";
+  std::printf("bench_reference: certified reference throughput (CPU)\n");
+  std::printf("date      %s\n", date);
+  std::printf("commit    %s\n", commit.c_str());
+  std::printf("machine   %s, %u hardware threads\n", cpu_model().c_str(),
+              std::thread::hardware_concurrency());
+  std::printf("compiler  %s %s, build type %s, flags '%s'\n", FLASHPROOF_CXX_COMPILER_ID,
+              __VERSION__, FLASHPROOF_BUILD_TYPE, FLASHPROOF_CXX_FLAGS);
+  std::printf("problem   fp16 batch 1, 1 head, seqlen_q = seqlen_k = %lld, head_dim %lld, no mask, "
+              "normal inputs, seed %llu\n", static_cast<long long>(c.seqlen),
+              static_cast<long long>(c.head_dim), static_cast<unsigned long long>(kSeed));
+  std::printf("timing    steady_clock, best of %d runs unless noted; plain and fast single-threaded\n",
+              c.reps);
+}
+
+fp::Problem make_problem(std::int64_t seqlen, std::int64_t head_dim) {
+  fp::Problem p;
+  p.seqlen_q = p.seqlen_k = seqlen;
+  p.head_dim = head_dim;
+  p.dtype = fp::DType::fp16;
+  return p;
+}
+
+// Largest |a - b| over elements; NaN if any is NaN.
+double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t x = 0; x < a.size(); ++x) {
+    const double e = std::fabs(a[x] - b[x]);
+    if (!(e <= m)) m = e;
+  }
+  return m;
+}
+double max_of(const std::vector<double>& a) { return *std::max_element(a.begin(), a.end()); }
+
+struct Times {
+  double plain = 0, fast = 0;
+};
+
+// Plain and fast (single-threaded) forward and backward on one problem size.
+struct Measured {
+  Times fwd, bwd;
+  ref::Stats fwd_stats, bwd_stats;
+};
+
+Measured measure_double_paths(const fp::Problem& p, const fp::Inputs& in, int reps, bool check) {
+  Measured m;
+  ref::Options one;
+  one.threads = 1;
+  fp::bench::PlainForward pf;
+  fp::bench::PlainBackward pb;
+  ref::ForwardResult rf;
+  ref::BackwardResult rb;
+  m.fwd.plain = best_of(reps, [&] { pf = fp::bench::plain_forward(p, in.q, in.k, in.v); });
+  m.fwd.fast = best_of(reps, [&] { rf = ref::forward(p, in.q, in.k, in.v, one); });
+  m.bwd.plain = best_of(reps, [&] { pb = fp::bench::plain_backward(p, in.q, in.k, in.v, in.dout); });
+  m.bwd.fast = best_of(reps, [&] { rb = ref::backward(p, in.q, in.k, in.v, in.dout, one); });
+  m.fwd_stats = rf.stats;
+  m.bwd_stats = rb.stats;
+  if (check)  // the baseline computes the same thing: its distance to the certified values
+    std::printf("check     plain vs certified: max |diff| O %.2e, LSE %.2e, dQ %.2e, dK %.2e, "
+                "dV %.2e (largest certified bound: O %.2e, dQ %.2e)\n",
+                max_diff(pf.o, rf.o.value), max_diff(pf.lse, rf.lse.value),
+                max_diff(pb.dq, rb.dq.value), max_diff(pb.dk, rb.dk.value),
+                max_diff(pb.dv, rb.dv.value), max_of(rf.o.bound), max_of(rb.dq.bound));
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Config cfg = parse(argc, argv);
+  print_header(cfg);
+  const fp::Problem p = make_problem(cfg.seqlen, cfg.head_dim);
+  const fp::Inputs in = fp::generate_inputs(p, fp::Distribution{}, kSeed);
+
+  // 1. Plain and fast at full size.
+  const Measured full = measure_double_paths(p, in, cfg.reps, true);
+  std::printf("fallback  fast path MPFR fallbacks: forward %lld rows, backward %lld rows + %lld "
+              "columns%s\n", static_cast<long long>(full.fwd_stats.fallback_rows),
+              static_cast<long long>(full.bwd_stats.fallback_rows),
+              static_cast<long long>(full.bwd_stats.fallback_columns),
+              full.fwd_stats.fallback_rows + full.bwd_stats.fallback_rows +
+                      full.bwd_stats.fallback_columns == 0 ? "" : "  <-- NOT ZERO");
+
+  // 2. MPFR forward on sampled rows: without a mask every row costs the same (all seqlen_k keys),
+  // so time * seqlen_q / rows is the full forward. Checked on the fast path the same way.
+  ref::Options mp;
+  mp.backend = ref::Backend::mpfr;
+  mp.precision_bits = 128;
+  mp.threads = 1;
+  mp.sample = std::min(kMpfrRows, p.seqlen_q);
+  const double row_factor = static_cast<double>(p.seqlen_q) / mp.sample;
+  const double mpfr_fwd_part = best_of(1, [&] { ref::forward(p, in.q, in.k, in.v, mp); });
+  ref::Options fast_sampled;
+  fast_sampled.threads = 1;
+  fast_sampled.sample = mp.sample;
+  const double fast_fwd_part =
+      best_of(cfg.reps, [&] { ref::forward(p, in.q, in.k, in.v, fast_sampled); });
+
+  // 3. MPFR backward on seqlen/4 (all rows and columns; sampling does not cut the backward's
+  // work proportionally, as every row is still recomputed for the sampled dK/dV columns), scaled
+  // by the work ratio (seqlen_q * seqlen_k); the double paths show the same scaling measured.
+  const fp::Problem small = make_problem(std::max<std::int64_t>(1, p.seqlen_q / 4), p.head_dim);
+  const fp::Inputs small_in = fp::generate_inputs(small, fp::Distribution{}, kSeed);
+  const double work_factor = static_cast<double>(p.seqlen_q * p.seqlen_k) /
+                             static_cast<double>(small.seqlen_q * small.seqlen_k);
+  ref::Options mp_all = mp;
+  mp_all.sample = 0;
+  const double mpfr_bwd_small = best_of(
+      1, [&] { ref::backward(small, small_in.q, small_in.k, small_in.v, small_in.dout, mp_all); });
+  const Measured sm = measure_double_paths(small, small_in, cfg.reps, false);
+
+  const double mpfr_fwd = mpfr_fwd_part * row_factor, mpfr_bwd = mpfr_bwd_small * work_factor;
+  std::printf("\nMPFR (128 bits, 1 thread, 1 run) is extrapolated by work:\n");
+  std::printf("  forward:  %lld sampled query rows of %lld took %.3f s; x %.0f (seqlen_q / rows) = "
+              "%.1f s.\n            Same on the fast path: %.4f s x %.0f = %.3f s vs %.3f s "
+              "measured in full (%.2fx).\n",
+              static_cast<long long>(mp.sample), static_cast<long long>(p.seqlen_q),
+              mpfr_fwd_part, row_factor, mpfr_fwd, fast_fwd_part, row_factor,
+              fast_fwd_part * row_factor, full.fwd.fast, full.fwd.fast / (fast_fwd_part * row_factor));
+  std::printf("  backward: full backward at seqlen %lld took %.3f s; x %.0f (seqlen_q * seqlen_k "
+              "ratio) = %.1f s.\n            Measured %lld -> %lld time factor: plain %.1fx, "
+              "fast %.1fx (work ratio %.0fx).\n",
+              static_cast<long long>(small.seqlen_q), mpfr_bwd_small, work_factor, mpfr_bwd,
+              static_cast<long long>(small.seqlen_q), static_cast<long long>(p.seqlen_q),
+              full.bwd.plain / sm.bwd.plain, full.bwd.fast / sm.bwd.fast, work_factor);
+
+  // 4. The ratio table. Throughput ratio = time of the other path / time of the fast path.
+  std::printf("\n%-9s %12s %12s %18s %11s %11s  %s\n", "", "plain (s)", "fast (s)",
+              "MPFR (s)", "fast/plain", "fast/MPFR", "target met (>=0.5x, >=50x)");
+  auto row = [](const char* name, double plain, double fast, double mpfr) {
+    const double rp = plain / fast, rm = mpfr / fast;
+    std::printf("%-9s %12.4f %12.4f %11.1f extrap %10.2fx %10.0fx  %s\n", name, plain, fast, mpfr,
+                rp, rm, rp >= 0.5 && rm >= 50 ? "yes" : "NO");
+  };
+  row("forward", full.fwd.plain, full.fwd.fast, mpfr_fwd);
+  row("backward", full.bwd.plain, full.bwd.fast, mpfr_bwd);
+
+  // 5. Multithreaded fast path, for reference (not part of the ratio table).
+  ref::Options mt;
+  mt.threads = cfg.threads;
+  const int nthreads = cfg.threads > 0 ? cfg.threads
+                                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (nthreads > 1) {
+    const double f = best_of(cfg.reps, [&] { ref::forward(p, in.q, in.k, in.v, mt); });
+    const double b = best_of(cfg.reps, [&] { ref::backward(p, in.q, in.k, in.v, in.dout, mt); });
+    std::printf("\nfast certified path with %d threads: forward %.4f s (%.2fx its 1-thread time), "
+                "backward %.4f s (%.2fx)\n", nthreads, f, full.fwd.fast / f, b, full.bwd.fast / b);
+  }
+  return 0;
+}
