@@ -80,8 +80,6 @@ class Engine {
   void finish_columns(std::int64_t b, std::int64_t hk, std::vector<ColumnAcc>& chunks,
                       const std::vector<std::uint8_t>& col_mask, EngineOutput<Real>& out) const;
 
-  double u() const { return m_.u; }
-
  private:
   static double to_d(const Real& x) { return static_cast<double>(x); }
   // Bound of a plain or compensated sum of `terms` terms (see arith.h): coefficient of the

@@ -1,6 +1,7 @@
 #include "reference/reference.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
