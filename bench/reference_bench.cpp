@@ -88,6 +88,14 @@ std::string shell_line(const std::string& cmd) {
   return out;
 }
 
+// Other processes disturb timings on a shared machine: printed before and after the runs.
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a.empty() ? "unknown" : a + " " + b + " " + c + " (1, 5, 15 min)";
+}
+
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
   for (std::string line; std::getline(in, line);)
@@ -114,6 +122,7 @@ void print_header(const Config& c) {
   std::printf("problem   fp16 batch 1, 1 head, seqlen_q = seqlen_k = %lld, head_dim %lld, no mask, "
               "normal inputs, seed %llu\n", static_cast<long long>(c.seqlen),
               static_cast<long long>(c.head_dim), static_cast<unsigned long long>(kSeed));
+  std::printf("load      %s\n", load_average().c_str());
   std::printf("timing    steady_clock, best of %d runs unless noted; plain and fast single-threaded\n",
               c.reps);
 }
@@ -188,19 +197,26 @@ int main(int argc, char** argv) {
                       full.bwd_stats.fallback_columns == 0 ? "" : "  <-- NOT ZERO");
 
   // 2. MPFR forward on sampled rows: without a mask every row costs the same (all seqlen_k keys),
-  // so time * seqlen_q / rows is the full forward. Checked on the fast path the same way.
+  // so two sample sizes give the cost per row and the fixed per-call part (input conversion),
+  // and full = fixed + seqlen_q * per row. Checked on the fast path the same way.
   ref::Options mp;
   mp.backend = ref::Backend::mpfr;
   mp.precision_bits = 128;
   mp.threads = 1;
-  mp.sample = std::min(kMpfrRows, p.seqlen_q);
-  const double row_factor = static_cast<double>(p.seqlen_q) / mp.sample;
-  const double mpfr_fwd_part = best_of(1, [&] { ref::forward(p, in.q, in.k, in.v, mp); });
-  ref::Options fast_sampled;
-  fast_sampled.threads = 1;
-  fast_sampled.sample = mp.sample;
-  const double fast_fwd_part =
-      best_of(cfg.reps, [&] { ref::forward(p, in.q, in.k, in.v, fast_sampled); });
+  const std::int64_t rows_a = std::min(kMpfrRows, p.seqlen_q / 2), rows_b = 2 * rows_a;
+  auto extrapolate = [&](ref::Options o, int reps, double& ta, double& tb) {  // o by value
+    o.sample = rows_a;
+    ta = best_of(reps, [&] { ref::forward(p, in.q, in.k, in.v, o); });
+    o.sample = rows_b;
+    tb = best_of(reps, [&] { ref::forward(p, in.q, in.k, in.v, o); });
+    const double per_row = (tb - ta) / static_cast<double>(rows_b - rows_a);
+    return std::max(0.0, ta - rows_a * per_row) + per_row * static_cast<double>(p.seqlen_q);
+  };
+  double mpfr_a = 0, mpfr_b = 0, fast_a = 0, fast_b = 0;
+  const double mpfr_fwd = extrapolate(mp, 1, mpfr_a, mpfr_b);
+  ref::Options fast_one;
+  fast_one.threads = 1;
+  const double fast_fwd_extrap = extrapolate(fast_one, cfg.reps, fast_a, fast_b);
 
   // 3. MPFR backward on seqlen/4 (all rows and columns; sampling does not cut the backward's
   // work proportionally, as every row is still recomputed for the sampled dK/dV columns), scaled
@@ -209,26 +225,35 @@ int main(int argc, char** argv) {
   const fp::Inputs small_in = fp::generate_inputs(small, fp::Distribution{}, kSeed);
   const double work_factor = static_cast<double>(p.seqlen_q * p.seqlen_k) /
                              static_cast<double>(small.seqlen_q * small.seqlen_k);
-  ref::Options mp_all = mp;
-  mp_all.sample = 0;
   const double mpfr_bwd_small = best_of(
-      1, [&] { ref::backward(small, small_in.q, small_in.k, small_in.v, small_in.dout, mp_all); });
+      1, [&] { ref::backward(small, small_in.q, small_in.k, small_in.v, small_in.dout, mp); });
   const Measured sm = measure_double_paths(small, small_in, cfg.reps, false);
+  // MPFR's own scaling one step down (seqlen/8 -> seqlen/4, work ratio 4).
+  const fp::Problem tiny = make_problem(std::max<std::int64_t>(1, p.seqlen_q / 8), p.head_dim);
+  const fp::Inputs tiny_in = fp::generate_inputs(tiny, fp::Distribution{}, kSeed);
+  const double mpfr_bwd_tiny = best_of(
+      1, [&] { ref::backward(tiny, tiny_in.q, tiny_in.k, tiny_in.v, tiny_in.dout, mp); });
 
-  const double mpfr_fwd = mpfr_fwd_part * row_factor, mpfr_bwd = mpfr_bwd_small * work_factor;
-  std::printf("\nMPFR (128 bits, 1 thread, 1 run) is extrapolated by work:\n");
-  std::printf("  forward:  %lld sampled query rows of %lld took %.3f s; x %.0f (seqlen_q / rows) = "
-              "%.1f s.\n            Same on the fast path: %.4f s x %.0f = %.3f s vs %.3f s "
-              "measured in full (%.2fx).\n",
-              static_cast<long long>(mp.sample), static_cast<long long>(p.seqlen_q),
-              mpfr_fwd_part, row_factor, mpfr_fwd, fast_fwd_part, row_factor,
-              fast_fwd_part * row_factor, full.fwd.fast, full.fwd.fast / (fast_fwd_part * row_factor));
+  const double mpfr_bwd = mpfr_bwd_small * work_factor;
+  std::printf("\nMPFR (128 bits, 1 thread, 1 run each) is extrapolated by work:\n");
+  std::printf("  forward:  %lld and %lld sampled query rows of %lld took %.3f s and %.3f s; fixed + "
+              "%lld x per row = %.1f s.\n            Same on the fast path: %.4f s and %.4f s -> "
+              "%.3f s, measured in full %.3f s (%.2fx).\n",
+              static_cast<long long>(rows_a), static_cast<long long>(rows_b),
+              static_cast<long long>(p.seqlen_q), mpfr_a, mpfr_b,
+              static_cast<long long>(p.seqlen_q), mpfr_fwd, fast_a, fast_b, fast_fwd_extrap,
+              full.fwd.fast, full.fwd.fast / fast_fwd_extrap);
   std::printf("  backward: full backward at seqlen %lld took %.3f s; x %.0f (seqlen_q * seqlen_k "
               "ratio) = %.1f s.\n            Measured %lld -> %lld time factor: plain %.1fx, "
-              "fast %.1fx (work ratio %.0fx).\n",
+              "fast %.1fx (work ratio %.0fx).\n            MPFR itself %lld -> %lld: %.3f s -> "
+              "%.3f s, %.2fx (work ratio %.0fx).\n",
               static_cast<long long>(small.seqlen_q), mpfr_bwd_small, work_factor, mpfr_bwd,
               static_cast<long long>(small.seqlen_q), static_cast<long long>(p.seqlen_q),
-              full.bwd.plain / sm.bwd.plain, full.bwd.fast / sm.bwd.fast, work_factor);
+              full.bwd.plain / sm.bwd.plain, full.bwd.fast / sm.bwd.fast, work_factor,
+              static_cast<long long>(tiny.seqlen_q), static_cast<long long>(small.seqlen_q),
+              mpfr_bwd_tiny, mpfr_bwd_small, mpfr_bwd_small / mpfr_bwd_tiny,
+              static_cast<double>(small.seqlen_q * small.seqlen_k) /
+                  static_cast<double>(tiny.seqlen_q * tiny.seqlen_k));
 
   // 4. The ratio table. Throughput ratio = time of the other path / time of the fast path.
   std::printf("\n%-9s %12s %12s %18s %11s %11s  %s\n", "", "plain (s)", "fast (s)",
@@ -252,5 +277,6 @@ int main(int argc, char** argv) {
     std::printf("\nfast certified path with %d threads: forward %.4f s (%.2fx its 1-thread time), "
                 "backward %.4f s (%.2fx)\n", nthreads, f, full.fwd.fast / f, b, full.bwd.fast / b);
   }
+  std::printf("load      %s at the end\n", load_average().c_str());
   return 0;
 }
