@@ -1,16 +1,10 @@
 // The mask predicate: does query row i see key column j? Bottom-right aligned (SPEC.md): with
 // offset = seqlen_k - seqlen_q, i sees j iff i + offset - left <= j <= i + offset + right, a
-// negative side being unbounded. Templated on the integer domain so that kernels, the emulator,
-// the reference and the Z3 proofs share this one definition.
+// negative side being unbounded. Causal is (left, right) = (-1, 0). Templated on the integer domain
+// so that kernels, the emulator, the reference and the Z3 proofs share this one definition.
 #pragma once
 
-#ifndef FP_HOST_DEVICE
-#if defined(__CUDACC__)
-#define FP_HOST_DEVICE __host__ __device__
-#else
-#define FP_HOST_DEVICE
-#endif
-#endif
+#include "kernels/algo/host_device.h"
 
 namespace flashproof::algo {
 
@@ -20,10 +14,11 @@ struct WindowMask {
   Int window_left;   // < 0: unbounded
   Int window_right;  // < 0: unbounded
 
+  // Returns bool for integers and a Boolean z3::expr in the proofs.
   FP_HOST_DEVICE auto visible(Int i, Int j) const {
     const Int diag = i + offset;
-    const bool right_ok = window_right < 0 || j <= diag + window_right;
-    const bool left_ok = window_left < 0 || j >= diag - window_left;
+    const auto right_ok = window_right < 0 || j <= diag + window_right;
+    const auto left_ok = window_left < 0 || j >= diag - window_left;
     return right_ok && left_ok;
   }
 };

@@ -1,0 +1,84 @@
+// Which tiles a kernel visits and which of them need the mask applied. A tile is a block of
+// block_m query rows by block_n key columns; blocks are numbered from 0. Visiting exactly the
+// blocks returned here is proved sound and tight (proofs/block_skip_proofs.cpp, docs/proofs.md):
+// no tile holding a visible (row, key) pair is skipped, and every visited tile holds one.
+// All bounds are half-open block index ranges [begin, end); end <= begin means nothing to visit.
+#pragma once
+
+#include "kernels/algo/int_math.h"
+#include "kernels/algo/mask.h"
+
+namespace flashproof::algo {
+
+template <class Int>
+struct BlockRange {
+  Int begin;
+  Int end;
+};
+
+template <class Int>
+struct TileGeometry {
+  Int block_m;   // query rows per tile
+  Int block_n;   // key columns per tile
+  Int seqlen_q;
+  Int seqlen_k;
+  WindowMask<Int> mask;
+};
+
+// Key blocks a query block must visit (FA2 forward: rows outer, keys inner). The rows' visible
+// intervals are consecutive shifts of one interval, so their union is one interval:
+// [first_row + offset - left, last_row + offset + right], clipped to the keys.
+template <class Int>
+FP_HOST_DEVICE BlockRange<Int> key_blocks_for_query_block(const TileGeometry<Int>& g, Int m_block) {
+  using D = Domain<Int>;
+  const Int zero = D::lit(0, m_block);
+  const Int one = D::lit(1, m_block);
+  const Int first_row = m_block * g.block_m;
+  const Int last_row = D::min(first_row + g.block_m, g.seqlen_q) - one;
+  const Int key_blocks = ceil_div(g.seqlen_k, g.block_n);
+  const WindowMask<Int>& w = g.mask;
+  const Int begin = D::select(w.window_left < 0, zero,
+      D::max(zero, floor_div(first_row + w.offset - w.window_left, g.block_n)));
+  const Int end = D::select(w.window_right < 0, key_blocks,
+      D::min(key_blocks, floor_div(last_row + w.offset + w.window_right, g.block_n) + one));
+  return {begin, end};
+}
+
+// Query blocks a key block must visit (backward and FA1 forward: keys outer, rows inner). Row i
+// sees key j iff j - offset - right <= i <= j - offset + left, so the rows seeing any key of the
+// block form [first_key - offset - right, last_key - offset + left], clipped to the rows.
+template <class Int>
+FP_HOST_DEVICE BlockRange<Int> query_blocks_for_key_block(const TileGeometry<Int>& g, Int n_block) {
+  using D = Domain<Int>;
+  const Int zero = D::lit(0, n_block);
+  const Int one = D::lit(1, n_block);
+  const Int first_key = n_block * g.block_n;
+  const Int last_key = D::min(first_key + g.block_n, g.seqlen_k) - one;
+  const Int query_blocks = ceil_div(g.seqlen_q, g.block_m);
+  const WindowMask<Int>& w = g.mask;
+  const Int begin = D::select(w.window_right < 0, zero,
+      D::max(zero, floor_div(first_key - w.offset - w.window_right, g.block_m)));
+  const Int end = D::select(w.window_left < 0, query_blocks,
+      D::min(query_blocks, floor_div(last_key - w.offset + w.window_left, g.block_m) + one));
+  return {begin, end};
+}
+
+// True when the mask can be skipped for tile (m_block, n_block): the whole block_m x block_n tile
+// lies inside both sequences and every (row, key) pair in it is visible. Otherwise the kernel must
+// set the logits of invisible or out-of-range pairs to -inf. The binding pairs are the tile's
+// corners: (first row, last key) for the right side and (last row, first key) for the left side.
+template <class Int>
+FP_HOST_DEVICE auto tile_needs_no_mask(const TileGeometry<Int>& g, Int m_block, Int n_block) {
+  const Int one = Domain<Int>::lit(1, m_block);
+  const Int first_row = m_block * g.block_m;
+  const Int first_key = n_block * g.block_n;
+  const Int row_end = first_row + g.block_m;
+  const Int key_end = first_key + g.block_n;
+  const WindowMask<Int>& w = g.mask;
+  const auto inside = row_end <= g.seqlen_q && key_end <= g.seqlen_k;
+  const auto right_ok = w.window_right < 0 || key_end - one <= first_row + w.offset + w.window_right;
+  const auto left_ok = w.window_left < 0 || first_key >= row_end - one + w.offset - w.window_left;
+  return inside && right_ok && left_ok;
+}
+
+}  // namespace flashproof::algo

@@ -1,0 +1,15 @@
+// The proof families, one per source file; proof.cpp's all_proofs() concatenates them.
+#pragma once
+
+#include <vector>
+
+#include "proofs/proof.h"
+
+namespace flashproof::proofs {
+
+std::vector<ProofSpec> online_softmax_proofs();  // theorems 1-3 (online_softmax_proofs.cpp)
+std::vector<ProofSpec> backward_proofs();        // theorem 4 (backward_proofs.cpp)
+std::vector<ProofSpec> block_skip_proofs();      // theorem 5 (block_skip_proofs.cpp)
+std::vector<ProofSpec> fp_proofs();              // theorem 6 (fp_proofs.cpp)
+
+}  // namespace flashproof::proofs
