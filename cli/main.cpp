@@ -12,7 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include <filesystem>
+
 #include "harness/check.h"
+#include "proofs/proof.h"
 #include "kernels/registry.h"
 
 namespace flashproof {
@@ -28,7 +31,8 @@ constexpr const char* kUsage =
     "                        [--kv-heads N] [--seqlen-q N] [--seqlen-k N] [--head-dim N]\n"
     "                        [--causal] [--window L,R] [--scale S] [--dist NAME[:P]] [--seed S]\n"
     "                        [--backward] [--json] [--reference fast|mpfr|cpp_bin_float]\n"
-    "                        [--precision BITS] [--sample N] [--threads N]\n";
+    "                        [--precision BITS] [--sample N] [--threads N]\n"
+    "       flashproof prove [NAME...] [--list] [--smt2 DIR] [--timeout SECONDS] [--verbose]\n";
 
 template <class T>
 T parse_number(std::string_view opt, std::string_view text) {
@@ -178,8 +182,74 @@ int run_check_command(Args a) {
   return r.verdict == Verdict::fail ? 1 : 0;
 }
 
+// flashproof prove: every proof (or the named ones) and its twin. Exit 0 only when every proof is
+// proved and every twin yields a counterexample.
+int run_prove_command(Args a) {
+  std::vector<std::string> names;
+  proofs::RunOptions options;
+  bool list = false, verbose = false;
+  while (!a.done()) {
+    const std::string arg(a.items[a.pos++]);
+    auto next = [&]() -> std::string {
+      if (a.done()) throw UsageError(arg + " needs a value");
+      return std::string(a.items[a.pos++]);
+    };
+    if (arg == "--list") {
+      list = true;
+    } else if (arg == "--verbose") {
+      verbose = true;
+    } else if (arg == "--smt2") {
+      options.smt2_dir = next();
+      std::error_code ec;
+      std::filesystem::create_directories(options.smt2_dir, ec);
+      if (ec || !std::filesystem::is_directory(options.smt2_dir))
+        throw UsageError("--smt2: cannot create directory '" + options.smt2_dir + "'");
+    } else if (arg == "--timeout") {
+      const std::string v = next();
+      const auto seconds = parse_count("--timeout", v);
+      if (seconds > 3600) throw UsageError("--timeout must be at most 3600 seconds, got " + v);
+      options.timeout_ms = static_cast<unsigned>(seconds * 1000);
+    } else if (arg.starts_with("-")) {
+      throw UsageError("unknown option '" + arg + "' for prove");
+    } else {
+      names.push_back(arg);
+    }
+  }
+  std::vector<const proofs::ProofSpec*> selected;
+  for (const auto& name : names) {
+    const proofs::ProofSpec* found = nullptr;
+    for (const auto& p : proofs::all_proofs()) found = p.name == name ? &p : found;
+    if (!found) throw UsageError("no proof named '" + name + "' (flashproof prove --list)");
+    selected.push_back(found);
+  }
+  if (names.empty()) {
+    for (const auto& p : proofs::all_proofs()) selected.push_back(&p);
+  }
+  if (list) {
+    for (const auto* p : selected) std::cout << p->name << "\t" << p->statement << "\n";
+    return 0;
+  }
+  int failures = 0;
+  double total = 0;
+  for (const auto* p : selected) {
+    const auto shipped = proofs::run_proof(*p, proofs::Variant::shipped, options);
+    const auto twin = proofs::run_proof(*p, proofs::Variant::twin, options);
+    const bool pass = proofs::proof_passes(shipped, twin);
+    failures += pass ? 0 : 1;
+    total += shipped.seconds + twin.seconds;
+    std::printf("%-14s %-24s %6.2f s   twin (%s): %s %.2f s\n", proofs::to_string(shipped.outcome),
+                p->name.c_str(), shipped.seconds, p->twin.c_str(), proofs::to_string(twin.outcome),
+                twin.seconds);
+    if (verbose || shipped.outcome != proofs::Outcome::proved) std::cout << proofs::describe(shipped);
+    if (verbose || twin.outcome != proofs::Outcome::counterexample) std::cout << proofs::describe(twin);
+  }
+  std::printf("%zu proofs, %d failed, %.2f s%s%s\n", selected.size(), failures, total,
+              options.smt2_dir.empty() ? "" : "; SMT-LIB queries in ", options.smt2_dir.c_str());
+  return failures == 0 ? 0 : 1;
+}
+
 int main_impl(int argc, char** argv) {
-  if (argc < 2) throw UsageError("missing command (list, check)");
+  if (argc < 2) throw UsageError("missing command (list, check, prove)");
   const std::string_view cmd = argv[1];
   Args rest;
   for (int i = 2; i < argc; ++i) rest.items.emplace_back(argv[i]);
@@ -192,10 +262,11 @@ int main_impl(int argc, char** argv) {
     return run_list();
   }
   if (cmd == "check") return run_check_command(rest);
-  for (const char* later : {"prove", "fuzz", "replay", "report"})
+  if (cmd == "prove") return run_prove_command(rest);
+  for (const char* later : {"fuzz", "replay", "report"})
     if (cmd == later)
       throw UsageError("'" + std::string(cmd) + "' is not available in this version yet");
-  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check)");
+  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove)");
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ std::string file_name(const std::string& s) {
   return out;
 }
 
-ObligationResult check(z3::context& ctx, const Obligation& ob, const std::string& label,
+ObligationResult check(z3::context& ctx, const Obligation& ob, const std::string& label, int index,
                        const RunOptions& options) {
   ObligationResult r;
   r.name = ob.name;
@@ -96,9 +96,11 @@ ObligationResult check(z3::context& ctx, const Obligation& ob, const std::string
   if (!options.smt2_dir.empty()) {
     const std::filesystem::path dir(options.smt2_dir);
     std::filesystem::create_directories(dir);
-    std::ofstream out(dir / (file_name(label + "." + ob.name) + ".smt2"));
-    out << "; flashproof " << label << " / " << ob.name << ": unsat means proved\n"
-        << solver.to_smt2() << "(check-sat)\n";
+    char number[16];
+    std::snprintf(number, sizeof number, ".%02d", index);
+    std::ofstream out(dir / (file_name(label) + number + ".smt2"));
+    out << "; flashproof " << label << " / " << ob.name << "\n; unsat: proved (the negated claim has no model)\n"
+        << solver.to_smt2();
     if (!out) throw std::runtime_error("cannot write SMT-LIB file in " + options.smt2_dir);
   }
   const z3::check_result result = solver.check();
@@ -145,8 +147,9 @@ ProofResult run_proof(const ProofSpec& spec, Variant variant, const RunOptions& 
   const std::string label = spec.name + (variant == Variant::twin ? ".twin" : "");
   bool all_proved = true;
   bool any_counterexample = false;
+  int index = 0;
   for (const Obligation& ob : spec.build(ctx, variant)) {
-    result.parts.push_back(check(ctx, ob, label, options));
+    result.parts.push_back(check(ctx, ob, label, ++index, options));
     all_proved = all_proved && result.parts.back().outcome == Outcome::proved;
     any_counterexample = any_counterexample || result.parts.back().outcome == Outcome::counterexample;
   }

@@ -3,6 +3,8 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 #include <string>
 #include <sys/wait.h>
 
@@ -66,6 +68,10 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
       {"check --impl fa9", "unknown implementation 'fa9'"},
       {"check --seed", "--seed needs a value"},
       {"check --precision 8", "reference precision (8 bits) must be between 64 and 65536"},
+      {"prove no_such_proof", "no proof named 'no_such_proof'"},
+      {"prove --timeout 0", "--timeout must be >= 1"},
+      {"prove --smt2 /proc/flashproof", "--smt2: cannot create directory"},
+      {"prove --frobnicate", "unknown option '--frobnicate' for prove"},
       {"frobnicate", "unknown command 'frobnicate'"},
       {"", "missing command"},
   };
@@ -76,6 +82,42 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
     EXPECT_TRUE(r.out.empty()) << args;
   }
+}
+
+// One quick proof end to end: verdict line, exit status, and SMT-LIB files that the z3 command
+// replays to the same answers (unsat = proved for the shipped query, sat for the twin's).
+TEST(Cli, ProveWritesReplayableSmtLib) {
+  const std::string dir = testing::TempDir() + "flashproof_smt2";
+  std::filesystem::remove_all(dir);
+  const Result r = run("prove backward_prob --smt2 " + dir);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("proved         backward_prob"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("counterexample"), std::string::npos) << r.out;
+  std::vector<std::filesystem::path> shipped, twin;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    (name.find(".twin.") != std::string::npos ? twin : shipped).push_back(e.path());
+  }
+  ASSERT_EQ(shipped.size(), 1u);
+  ASSERT_EQ(twin.size(), 1u);
+  const auto z3_answer = [](const std::filesystem::path& file) {
+    FILE* p = popen(("z3 " + file.string() + " 2>&1").c_str(), "r");
+    std::string out;
+    std::array<char, 256> buf;
+    while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+    pclose(p);
+    return out;
+  };
+  EXPECT_EQ(z3_answer(shipped[0]), "unsat\n");
+  EXPECT_EQ(z3_answer(twin[0]), "sat\n");
+}
+
+TEST(Cli, ProveListNamesEveryProof) {
+  const Result r = run("prove --list");
+  EXPECT_EQ(r.status, 0);
+  for (const char* name : {"online_softmax_fa2", "online_softmax_fa1", "fa1_equals_fa2", "merge_states",
+                           "backward_prob", "block_skip_forward", "block_skip_backward", "mask_free_tiles"})
+    EXPECT_NE(r.out.find(name), std::string::npos) << name;
 }
 
 }  // namespace
