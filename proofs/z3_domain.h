@@ -12,6 +12,7 @@
 #include <z3++.h>
 
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "kernels/algo/domain.h"
@@ -27,7 +28,13 @@ struct Domain<z3::expr> {
       const auto n = static_cast<long long>(v);
       return like.is_int() ? c.int_val(static_cast<int64_t>(n)) : c.real_val(static_cast<int64_t>(n));
     }
-    return c.real_val(std::to_string(v).c_str());
+    // Exact value of a non-integral double: mantissa / 2^k.
+    int exponent = 0;
+    const double mantissa = std::frexp(v, &exponent);
+    const auto scaled = static_cast<int64_t>(std::ldexp(mantissa, 53));
+    const int k = 53 - exponent;
+    if (k <= 0 || k > 62) throw std::invalid_argument("Domain<z3::expr>::lit: value out of range");
+    return c.real_val(scaled) / c.real_val(int64_t{1} << k);
   }
   static z3::expr select(const z3::expr& cond, const z3::expr& a, const z3::expr& b) { return z3::ite(cond, a, b); }
   static z3::expr min(const z3::expr& a, const z3::expr& b) {
