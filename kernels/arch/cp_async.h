@@ -1,0 +1,41 @@
+// cp.async of 16 bytes from global to shared memory, with commit and wait groups. Device: the PTX
+// instructions (sm_80+). Host: a synchronous, checked copy, so commit and wait have nothing left to
+// do; a kernel that reads the destination before its wait is still wrong on the GPU, which the GPU
+// tests (and compute-sanitizer's racecheck) cover.
+#pragma once
+
+#include "kernels/algo/host_device.h"
+
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+
+#include "kernels/emu/emulator.h"
+#endif
+
+namespace flashproof::arch {
+
+FP_HOST_DEVICE inline void cp_async_16(void* smem_dst, const void* global_src) {
+#if defined(__CUDA_ARCH__)
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src));
+#else
+  emu::check_smem(smem_dst, 16, true);
+  std::memcpy(smem_dst, global_src, 16);
+#endif
+}
+
+FP_HOST_DEVICE inline void cp_async_commit() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+// Waits until at most `pending` committed groups are still in flight.
+template <int pending>
+FP_HOST_DEVICE inline void cp_async_wait() {
+#if defined(__CUDA_ARCH__)
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+#endif
+}
+
+}  // namespace flashproof::arch

@@ -1,0 +1,38 @@
+// Scalar shared-memory loads and stores. On the GPU a plain access; on the host the emulator checks
+// the access for bounds and for races with other threads since the last barrier. Kernels touch
+// shared memory only through these, cp_async and ldmatrix.
+#pragma once
+
+#include "kernels/algo/host_device.h"
+
+#if !defined(__CUDA_ARCH__)
+#include <cstring>
+
+#include "kernels/emu/emulator.h"
+#endif
+
+namespace flashproof::arch {
+
+template <class T>
+FP_HOST_DEVICE inline T smem_load(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return *p;
+#else
+  emu::check_smem(p, sizeof(T), false);
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+#endif
+}
+
+template <class T>
+FP_HOST_DEVICE inline void smem_store(T* p, const T& v) {
+#if defined(__CUDA_ARCH__)
+  *p = v;
+#else
+  emu::check_smem(p, sizeof(T), true);
+  std::memcpy(p, &v, sizeof(T));
+#endif
+}
+
+}  // namespace flashproof::arch

@@ -1,0 +1,373 @@
+#include "kernels/emu/emulator.h"
+
+#include <ucontext.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace flashproof::emu {
+namespace {
+
+enum class Wait { none, barrier, collective, done };
+
+struct Fiber {
+  ucontext_t context{};
+  Dim3 idx;
+  unsigned linear = 0;
+  Wait wait = Wait::none;
+  std::source_location site;  // of the barrier or collective it waits at
+  const char* kind = "";
+  std::byte result[kSlotBytes]{};  // its output of the last warp collective
+};
+
+struct Rendezvous {
+  bool open = false;
+  const char* kind = "";
+  std::source_location site;
+  std::uint32_t mask = 0;
+  std::uint32_t arrived = 0;
+  std::byte in[32 * kSlotBytes]{};
+  std::byte out[32 * kSlotBytes]{};
+};
+
+// Who last wrote and read each byte of shared memory, and in which barrier epoch.
+struct Shadow {
+  std::uint32_t write_epoch = 0;
+  std::uint32_t read_epoch = 0;
+  std::uint32_t writer = 0;
+  std::uint32_t reader = 0;
+};
+constexpr std::uint32_t kManyReaders = 0xffffffffu;
+
+struct Block {
+  const LaunchConfig* config = nullptr;
+  const std::function<void()>* body = nullptr;
+  Dim3 idx;
+  std::vector<Fiber> fibers;
+  std::vector<Rendezvous> warps;
+  std::vector<std::byte> smem;
+  std::vector<Shadow> shadow;
+  std::uint32_t epoch = 1;
+  ucontext_t scheduler{};
+  Fiber* current = nullptr;
+  std::string error;
+  std::exception_ptr exception;
+};
+
+thread_local Block* g_block = nullptr;
+
+Block& block() {
+  if (!g_block) throw std::logic_error("emulator: CUDA built-in used outside an emulated kernel");
+  return *g_block;
+}
+
+std::string text(const Dim3& d) {
+  std::ostringstream os;
+  os << "(" << d.x << "," << d.y << "," << d.z << ")";
+  return os.str();
+}
+
+std::string text(const std::source_location& s) {
+  std::string file = s.file_name();
+  if (const auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
+  return file + ":" + std::to_string(s.line());
+}
+
+Dim3 unflatten(unsigned linear, const Dim3& dim) {
+  return {linear % dim.x, (linear / dim.x) % dim.y, linear / (dim.x * dim.y)};
+}
+
+std::string thread_text(const Block& b, unsigned linear) {
+  return "thread " + text(unflatten(linear, b.config->block));
+}
+
+std::string where(const Block& b, unsigned linear) {
+  return std::string("kernel ") + b.config->kernel + ", block " + text(b.idx) + ", " + thread_text(b, linear);
+}
+
+// Records the violation and leaves the fiber for good (its frames are abandoned, not unwound).
+[[noreturn]] void fail(const std::string& what) {
+  Block& b = block();
+  if (b.error.empty()) b.error = where(b, b.current->linear) + ": " + what;
+  b.current->wait = Wait::done;
+  swapcontext(&b.current->context, &b.scheduler);
+  std::abort();  // never resumed
+}
+
+void fiber_entry() {
+  Block& b = *g_block;
+  try {
+    (*b.body)();
+  } catch (...) {
+    if (!b.exception) b.exception = std::current_exception();
+  }
+  b.current->wait = Wait::done;
+  // Returning resumes uc_link, the scheduler.
+}
+
+void block_yield() {
+  Block& b = block();
+  swapcontext(&b.current->context, &b.scheduler);
+}
+
+// Describes why no thread can proceed; called when every live thread waits.
+std::string stuck_reason(const Block& b, unsigned& culprit) {
+  for (std::size_t w = 0; w < b.warps.size(); ++w) {
+    const Rendezvous& r = b.warps[w];
+    if (!r.open) continue;
+    for (unsigned lane = 0; lane < 32; ++lane) {
+      if (!((r.mask >> lane) & 1u) || ((r.arrived >> lane) & 1u)) continue;
+      const unsigned linear = static_cast<unsigned>(w) * 32 + lane;
+      const Fiber& f = b.fibers[linear];
+      std::ostringstream os;
+      os << "warp collective " << r.kind << " at " << text(r.site) << " reached by a non-converged subset of mask 0x"
+         << std::hex << r.mask << std::dec << ": lane " << lane << " ("
+         << thread_text(b, linear) << ") ";
+      if (f.wait == Wait::done) os << "has exited";
+      else if (f.wait == Wait::barrier) os << "waits at __syncthreads at " << text(f.site);
+      else os << "waits at " << f.kind << " at " << text(f.site);
+      culprit = linear;
+      return os.str();
+    }
+  }
+  culprit = 0;
+  return "deadlock: no thread can proceed";
+}
+
+// Releases the barrier if every live thread waits at the same one; otherwise names the divergence.
+bool release_barrier(Block& b) {
+  const Fiber* first = nullptr;
+  for (const Fiber& f : b.fibers) {
+    if (f.wait == Wait::barrier) {
+      first = &f;
+      break;
+    }
+  }
+  if (!first) return false;
+  for (const Fiber& f : b.fibers) {
+    if (f.wait == Wait::done) {
+      b.error = where(b, f.linear) + ": barrier divergence: the thread exited while " + thread_text(b, first->linear) +
+                " waits at __syncthreads at " + text(first->site);
+      return false;
+    }
+    if (f.wait == Wait::barrier && (f.site.line() != first->site.line() ||
+                                    std::string_view(f.site.file_name()) != first->site.file_name())) {
+      b.error = where(b, f.linear) + ": barrier divergence: the thread waits at __syncthreads at " + text(f.site) +
+                " while " + thread_text(b, first->linear) + " waits at " + text(first->site);
+      return false;
+    }
+  }
+  for (Fiber& f : b.fibers) f.wait = Wait::none;
+  ++b.epoch;
+  return true;
+}
+
+void run_block(Block& b) {
+  for (;;) {
+    bool ran = false;
+    for (Fiber& f : b.fibers) {
+      if (f.wait != Wait::none) continue;
+      b.current = &f;
+      swapcontext(&b.scheduler, &f.context);
+      ran = true;
+      if (!b.error.empty() || b.exception) return;
+    }
+    if (std::all_of(b.fibers.begin(), b.fibers.end(), [](const Fiber& f) { return f.wait == Wait::done; })) return;
+    if (ran) continue;
+    const bool any_collective =
+        std::any_of(b.fibers.begin(), b.fibers.end(), [](const Fiber& f) { return f.wait == Wait::collective; });
+    if (!any_collective && release_barrier(b)) continue;
+    if (!b.error.empty()) return;
+    unsigned culprit = 0;
+    const std::string reason = stuck_reason(b, culprit);
+    b.error = where(b, culprit) + ": " + reason;
+    return;
+  }
+}
+
+struct Worker {
+  std::vector<char> stacks;
+};
+
+void emulate_block(const LaunchConfig& config, const std::function<void()>& body, unsigned block_linear,
+                   Worker& worker, std::string& error, std::exception_ptr& exception) {
+  Block b;
+  b.config = &config;
+  b.body = &body;
+  b.idx = unflatten(block_linear, config.grid);
+  const std::size_t threads = config.block.count();
+  b.fibers.resize(threads);
+  b.warps.resize((threads + 31) / 32);
+  b.smem.resize(config.dynamic_smem);
+  // Poison: every 32-bit word holds the fp32 signalling NaN 0x7fa00000.
+  for (std::size_t i = 0; i + 4 <= b.smem.size(); i += 4) {
+    const std::uint32_t poison = 0x7fa00000u;
+    std::memcpy(&b.smem[i], &poison, 4);
+  }
+  b.shadow.assign(config.dynamic_smem, Shadow{});
+  const std::size_t stack = config.stack_bytes;
+  if (worker.stacks.size() < threads * stack) worker.stacks.resize(threads * stack);
+  for (unsigned t = 0; t < threads; ++t) {
+    Fiber& f = b.fibers[t];
+    f.linear = t;
+    f.idx = unflatten(t, config.block);
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = worker.stacks.data() + t * stack;
+    f.context.uc_stack.ss_size = stack;
+    f.context.uc_link = &b.scheduler;
+    makecontext(&f.context, fiber_entry, 0);
+  }
+  g_block = &b;
+  run_block(b);
+  g_block = nullptr;
+  error = b.error;
+  exception = b.exception;
+}
+
+}  // namespace
+
+void launch(const LaunchConfig& config, const std::function<void()>& body) {
+  if (config.block.count() == 0 || config.block.count() > 1024)
+    throw std::invalid_argument(std::string("emulator: block of ") + std::to_string(config.block.count()) +
+                                " threads for kernel " + config.kernel + " (1..1024)");
+  const std::size_t blocks = config.grid.count();
+  unsigned workers = config.host_threads ? config.host_threads : std::max(1u, std::thread::hardware_concurrency());
+  workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(blocks, 1)));
+  std::vector<std::string> errors(blocks);
+  std::vector<std::exception_ptr> exceptions(blocks);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto work = [&] {
+    Worker worker;
+    for (std::size_t i; !stop && (i = next.fetch_add(1)) < blocks;) {
+      emulate_block(config, body, static_cast<unsigned>(i), worker, errors[i], exceptions[i]);
+      if (!errors[i].empty() || exceptions[i]) stop = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  for (std::size_t i = 0; i < blocks; ++i) {
+    if (!errors[i].empty()) throw EmulationError(errors[i]);
+    if (exceptions[i]) std::rethrow_exception(exceptions[i]);
+  }
+}
+
+Dim3 thread_idx() { return block().current->idx; }
+Dim3 block_idx() { return block().idx; }
+Dim3 block_dim() { return block().config->block; }
+Dim3 grid_dim() { return block().config->grid; }
+unsigned lane_id() { return block().current->linear % 32; }
+unsigned linear_thread() { return block().current->linear; }
+unsigned linear_thread_of_lane(unsigned lane) { return block().current->linear / 32 * 32 + lane; }
+std::byte* dynamic_smem() { return block().smem.data(); }
+std::size_t dynamic_smem_size() { return block().smem.size(); }
+
+void sync_block(std::source_location site) {
+  Block& b = block();
+  b.current->wait = Wait::barrier;
+  b.current->site = site;
+  block_yield();
+}
+
+void check_smem(const void* p, std::size_t bytes, bool write, int thread) {
+  Block& b = block();
+  const unsigned t = thread < 0 ? b.current->linear : static_cast<unsigned>(thread);
+  const auto* base = b.smem.data();
+  const auto* at = static_cast<const std::byte*>(p);
+  const char* verb = write ? "write" : "read";
+  if (at < base || at + bytes > base + b.smem.size()) {
+    std::ostringstream os;
+    os << "shared-memory out-of-bounds " << verb << " of " << bytes << " bytes at offset " << (at - base)
+       << " (dynamic shared memory is " << b.smem.size() << " bytes)";
+    if (t != b.current->linear) os << " on behalf of " << thread_text(b, t);
+    fail(os.str());
+  }
+  const std::size_t offset = static_cast<std::size_t>(at - base);
+  for (std::size_t i = offset; i < offset + bytes; ++i) {
+    Shadow& s = b.shadow[i];
+    std::string conflict;
+    if (s.write_epoch == b.epoch && s.writer != t) {
+      conflict = "written by " + thread_text(b, s.writer);
+    } else if (write && s.read_epoch == b.epoch && s.reader != t) {
+      conflict = s.reader == kManyReaders ? std::string("read by other threads") : "read by " + thread_text(b, s.reader);
+    }
+    if (!conflict.empty()) {
+      std::ostringstream os;
+      os << "shared-memory race: " << thread_text(b, t) << " " << verb << "s offset " << i << ", " << conflict
+         << " since the last __syncthreads (missing barrier?)";
+      fail(os.str());
+    }
+    if (write) {
+      s.write_epoch = b.epoch;
+      s.writer = t;
+    } else if (s.read_epoch != b.epoch) {
+      s.read_epoch = b.epoch;
+      s.reader = t;
+    } else if (s.reader != t) {
+      s.reader = kManyReaders;
+    }
+  }
+}
+
+void warp_collective_raw(const char* kind, std::source_location site, std::uint32_t mask, const void* in,
+                         std::size_t in_bytes, void* out, std::size_t out_bytes, SlotCompute compute) {
+  Block& b = block();
+  Fiber& self = *b.current;
+  const unsigned warp = self.linear / 32, lane = self.linear % 32;
+  Rendezvous& r = b.warps[warp];
+  const std::size_t threads = b.fibers.size();
+  const std::size_t lanes_present = std::min<std::size_t>(32, threads - warp * 32);
+  const std::uint32_t present = lanes_present == 32 ? 0xffffffffu : ((1u << lanes_present) - 1);
+  std::ostringstream os;
+  if (!((mask >> lane) & 1u)) {
+    os << kind << " at " << text(site) << " with mask 0x" << std::hex << mask << " that excludes the calling lane";
+    fail(os.str());
+  }
+  if (mask & ~present) {
+    os << kind << " at " << text(site) << " with mask 0x" << std::hex << mask << " naming lanes the warp does not have";
+    fail(os.str());
+  }
+  if (!r.open) {
+    r = Rendezvous{};
+    r.open = true;
+    r.kind = kind;
+    r.site = site;
+    r.mask = mask;
+  } else if (std::string_view(r.kind) != kind || r.site.line() != site.line() ||
+             std::string_view(r.site.file_name()) != site.file_name() || r.mask != mask) {
+    os << "warp collective reached by a non-converged subset: the lane calls " << kind << " at " << text(site)
+       << " while lanes of its warp wait at " << r.kind << " at " << text(r.site);
+    fail(os.str());
+  }
+  std::memcpy(r.in + lane * kSlotBytes, in, in_bytes);
+  r.arrived |= 1u << lane;
+  if (r.arrived != r.mask) {
+    self.wait = Wait::collective;
+    self.site = site;
+    self.kind = kind;
+    block_yield();
+  } else {
+    compute(r.in, r.out, r.mask);
+    // Each lane's output goes to its own fiber: the next collective may reopen r before the other
+    // lanes resume.
+    for (unsigned l = 0; l < 32; ++l) {
+      if (!((r.mask >> l) & 1u)) continue;
+      Fiber& f = b.fibers[warp * 32 + l];
+      std::memcpy(f.result, r.out + l * kSlotBytes, kSlotBytes);
+      f.wait = Wait::none;
+    }
+    r.open = false;
+  }
+  std::memcpy(out, self.result, out_bytes);
+}
+
+}  // namespace flashproof::emu

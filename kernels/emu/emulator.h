@@ -1,0 +1,92 @@
+// The host SIMT emulator (SPEC.md "The host SIMT emulator"): runs a kernel's own source, compiled
+// as C++ for the host, under the CUDA execution model. Blocks run in parallel on host threads; the
+// threads of a block are fibers that switch only at synchronisation points (__syncthreads, warp
+// collectives), so a block runs deterministically. Dynamic shared memory is poisoned at block start
+// and every access through kernels/arch/smem.h is checked for bounds and for races between
+// barriers. Errors name the kernel, the block and the thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <source_location>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace flashproof::emu {
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  std::size_t count() const { return std::size_t{x} * y * z; }
+};
+
+struct LaunchConfig {
+  const char* kernel = "kernel";
+  Dim3 grid;
+  Dim3 block;
+  std::size_t dynamic_smem = 0;
+  std::size_t stack_bytes = 256 * 1024;  // per emulated thread
+  unsigned host_threads = 0;             // 0: hardware concurrency
+};
+
+// A violation of the execution model by the kernel: barrier divergence, a warp collective reached
+// by a non-converged subset, a shared-memory race or out-of-bounds access, a deadlock.
+struct EmulationError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs body() once per thread of every block. Throws EmulationError on the first violation (the
+// lowest block index that failed), or rethrows an exception the kernel body threw.
+void launch(const LaunchConfig& config, const std::function<void()>& body);
+
+// ---- what the running thread sees (valid only inside body) ----
+Dim3 thread_idx();
+Dim3 block_idx();
+Dim3 block_dim();
+Dim3 grid_dim();
+unsigned lane_id();
+std::byte* dynamic_smem();
+std::size_t dynamic_smem_size();
+
+// __syncthreads: every live thread of the block must reach the same barrier call.
+void sync_block(std::source_location site = std::source_location::current());
+
+// Checks an access of `bytes` bytes at p by thread `thread` (default: the running one) to dynamic
+// shared memory: in bounds, and no other thread wrote it (or, for a write, read or wrote it) since
+// the last barrier. `thread` is a linear thread index within the block.
+void check_smem(const void* p, std::size_t bytes, bool write, int thread = -1);
+
+// ---- warp collectives ----
+// Every lane in `mask` must call the same collective at the same site. Each deposits its input; the
+// last to arrive runs Compute(inputs, outputs, mask) for the whole warp (arrays indexed by lane;
+// lanes outside the mask hold zero-initialised values) and every lane gets its output.
+inline constexpr std::size_t kSlotBytes = 64;
+using SlotCompute = void (*)(const std::byte* in_slots, std::byte* out_slots, std::uint32_t mask);
+void warp_collective_raw(const char* kind, std::source_location site, std::uint32_t mask, const void* in,
+                         std::size_t in_bytes, void* out, std::size_t out_bytes, SlotCompute compute);
+
+template <class In, class Out, void (*Compute)(const In*, Out*, std::uint32_t)>
+void run_on_slots(const std::byte* in_slots, std::byte* out_slots, std::uint32_t mask) {
+  In ins[32]{};
+  Out outs[32]{};
+  for (int l = 0; l < 32; ++l) std::memcpy(&ins[l], in_slots + l * kSlotBytes, sizeof(In));
+  Compute(ins, outs, mask);
+  for (int l = 0; l < 32; ++l) std::memcpy(out_slots + l * kSlotBytes, &outs[l], sizeof(Out));
+}
+
+template <class In, class Out, void (*Compute)(const In*, Out*, std::uint32_t)>
+Out warp_collective(const char* kind, std::source_location site, std::uint32_t mask, const In& in) {
+  static_assert(std::is_trivially_copyable_v<In> && std::is_trivially_copyable_v<Out>);
+  static_assert(sizeof(In) <= kSlotBytes && sizeof(Out) <= kSlotBytes);
+  Out out{};
+  warp_collective_raw(kind, site, mask, &in, sizeof(In), &out, sizeof(Out), &run_on_slots<In, Out, Compute>);
+  return out;
+}
+
+// Linear index of the running thread in its block, and of a lane of the running thread's warp.
+unsigned linear_thread();
+unsigned linear_thread_of_lane(unsigned lane);
+
+}  // namespace flashproof::emu

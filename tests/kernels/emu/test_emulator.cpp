@@ -1,0 +1,176 @@
+// The host SIMT emulator on small CUDA-style kernels: correct kernels give correct results, and each
+// broken one (missing barrier, divergent barriers, an exiting thread at a barrier, an out-of-bounds
+// shared write, a non-converged shuffle) gives a precise error naming kernel, block and thread.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kernels/arch/atomic.h"
+#include "kernels/arch/smem.h"
+#include "kernels/arch/warp.h"
+#include "kernels/launch.h"
+
+namespace flashproof::kernels::FP_TARGET {
+namespace {
+
+using arch::smem_load;
+using arch::smem_store;
+
+// Block sum: warp reduction with shuffles, partials through shared memory, one barrier.
+__global__ void block_sum(const float* in, float* out) {
+  float* partial = dynamic_smem<float>();
+  const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+  float v = in[blockIdx.x * blockDim.x + t];
+  for (int offset = 16; offset > 0; offset /= 2) v += arch::shfl_xor(v, offset);
+  if (lane == 0) smem_store(&partial[warp], v);
+  __syncthreads();
+  if (t == 0) {
+    float s = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) s += smem_load(&partial[w]);
+    out[blockIdx.x] = s;
+  }
+}
+
+// Reads a neighbour's shared value without the barrier between the write and the read.
+__global__ void missing_barrier(float* out) {
+  float* s = dynamic_smem<float>();
+  const unsigned t = threadIdx.x;
+  smem_store(&s[t], float(t));
+  out[t] = smem_load(&s[(t + 1) % blockDim.x]);
+}
+
+__global__ void divergent_barriers(float* out) {
+  if (threadIdx.x < 64) {
+    __syncthreads();
+  } else {
+    __syncthreads();
+  }
+  out[threadIdx.x] = 1;
+}
+
+__global__ void early_exit_before_barrier(float* out) {
+  if (threadIdx.x == 5) return;
+  __syncthreads();
+  out[threadIdx.x] = 1;
+}
+
+__global__ void out_of_bounds_shared_write(float* out) {
+  float* s = dynamic_smem<float>();
+  smem_store(&s[threadIdx.x + (threadIdx.x == 70 ? 64 : 0)], 1.0f);  // 64 floats of shared memory
+  out[threadIdx.x] = 1;
+}
+
+__global__ void half_warp_shuffle(float* out) {
+  float v = float(threadIdx.x);
+  if (threadIdx.x % 32 < 16) v = arch::shfl_xor(v, 1);
+  __syncthreads();
+  out[threadIdx.x] = v;
+}
+
+__global__ void count_with_atomics(float* counter) { arch::atomic_add(counter, 1.0f); }
+
+__global__ void read_poison(std::uint32_t* out) {
+  out[threadIdx.x] = smem_load(&dynamic_smem<std::uint32_t>()[threadIdx.x]);
+}
+
+__global__ void ballot_and_shuffles(std::uint32_t* ballots, float* downs, float* idxs) {
+  const unsigned t = threadIdx.x;
+  ballots[t] = arch::ballot(t % 3 == 0);
+  downs[t] = arch::shfl_down(float(t), 5);
+  idxs[t] = arch::shfl_idx(float(t), 7);
+}
+
+std::string launch_error(void (*kernel)(float*), const char* name, unsigned threads, std::size_t smem) {
+  std::vector<float> out(1024);
+  try {
+    launch_kernel(name, {2, 1, 1}, {threads, 1, 1}, smem, kernel, out.data());
+  } catch (const emu::EmulationError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(Emulator, BlockSumWithShufflesAndSharedMemory) {
+  const unsigned blocks = 37, threads = 128;
+  std::vector<float> in(blocks * threads), out(blocks, -1);
+  std::iota(in.begin(), in.end(), 0.0f);
+  launch_kernel("block_sum", {blocks, 1, 1}, {threads, 1, 1}, 4 * sizeof(float), block_sum, in.data(), out.data());
+  for (unsigned b = 0; b < blocks; ++b) {
+    float want = 0;
+    for (unsigned t = 0; t < threads; ++t) want += in[b * threads + t];
+    EXPECT_EQ(out[b], want) << b;  // integers below 2^24: exact in any order
+  }
+}
+
+TEST(Emulator, MissingBarrierIsARace) {
+  const std::string e = launch_error(missing_barrier, "missing_barrier", 64, 64 * sizeof(float));
+  // Fibers switch only at synchronisation points, so thread 0 runs first and reads s[1] before
+  // thread 1 writes it: the write is the racing access.
+  EXPECT_NE(e.find("kernel missing_barrier, block (0,0,0), thread (1,0,0): shared-memory race: thread (1,0,0) "
+                   "writes offset 4, read by thread (0,0,0) since the last __syncthreads"), std::string::npos) << e;
+}
+
+TEST(Emulator, DivergentBarriers) {
+  const std::string e = launch_error(divergent_barriers, "divergent_barriers", 128, 0);
+  EXPECT_NE(e.find("kernel divergent_barriers, block (0,0,0), thread (64,0,0): barrier divergence"), std::string::npos) << e;
+  EXPECT_NE(e.find("while thread (0,0,0) waits at test_emulator.cpp:"), std::string::npos) << e;
+}
+
+TEST(Emulator, ThreadExitingBeforeABarrier) {
+  const std::string e = launch_error(early_exit_before_barrier, "early_exit", 64, 0);
+  EXPECT_NE(e.find("kernel early_exit, block (0,0,0), thread (5,0,0): barrier divergence: the thread exited"),
+            std::string::npos) << e;
+}
+
+TEST(Emulator, OutOfBoundsSharedWrite) {
+  const std::string e = launch_error(out_of_bounds_shared_write, "oob_write", 64 + 16, 64 * sizeof(float));
+  // Threads 64..79 write past the end as well; thread 64 is the first to run.
+  EXPECT_NE(e.find("kernel oob_write, block (0,0,0), thread (64,0,0): shared-memory out-of-bounds write of 4 bytes "
+                   "at offset 256 (dynamic shared memory is 256 bytes)"), std::string::npos) << e;
+}
+
+TEST(Emulator, ShuffleByHalfAWarp) {
+  const std::string e = launch_error(half_warp_shuffle, "half_warp", 64, 0);
+  EXPECT_NE(e.find("kernel half_warp, block (0,0,0), thread (16,0,0): warp collective shfl.xor at "
+                   "test_emulator.cpp:"), std::string::npos) << e;
+  EXPECT_NE(e.find("reached by a non-converged subset of mask 0xffffffff: lane 16 (thread (16,0,0)) waits at "
+                   "__syncthreads"), std::string::npos) << e;
+}
+
+TEST(Emulator, AtomicsAcrossParallelBlocks) {
+  float counter = 0;
+  launch_kernel("count", {200, 1, 1}, {96, 1, 1}, 0, count_with_atomics, &counter);
+  EXPECT_EQ(counter, 200.0f * 96.0f);
+}
+
+TEST(Emulator, SharedMemoryStartsPoisoned) {
+  std::vector<std::uint32_t> out(32);
+  launch_kernel("poison", {1, 1, 1}, {32, 1, 1}, 32 * 4, read_poison, out.data());
+  for (auto w : out) EXPECT_EQ(w, 0x7fa00000u);
+}
+
+TEST(Emulator, BallotAndShuffleSemantics) {
+  std::vector<std::uint32_t> ballots(64);
+  std::vector<float> downs(64), idxs(64);
+  launch_kernel("votes", {1, 1, 1}, {64, 1, 1}, 0, ballot_and_shuffles, ballots.data(), downs.data(), idxs.data());
+  for (unsigned t = 0; t < 64; ++t) {
+    std::uint32_t want = 0;
+    for (unsigned l = 0; l < 32; ++l) want |= ((t / 32 * 32 + l) % 3 == 0) ? 1u << l : 0u;
+    EXPECT_EQ(ballots[t], want) << t;
+    EXPECT_EQ(downs[t], float(t % 32 + 5 < 32 ? t + 5 : t)) << t;
+    EXPECT_EQ(idxs[t], float(t / 32 * 32 + 7)) << t;
+  }
+}
+
+TEST(Emulator, KernelExceptionsPropagate) {
+  EXPECT_THROW(launch_kernel("bad_block", {1, 1, 1}, {2000, 1, 1}, 0, count_with_atomics, (float*)nullptr),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace flashproof::kernels::FP_TARGET
