@@ -12,6 +12,11 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define FP_ASAN 1
+#endif
+
 namespace flashproof::emu {
 namespace {
 
@@ -63,6 +68,46 @@ struct Block {
 
 thread_local Block* g_block = nullptr;
 
+// Stack switches, announced to AddressSanitizer when it is on (it otherwise reports false
+// positives on fiber stacks).
+#if FP_ASAN
+thread_local const void* g_scheduler_stack = nullptr;
+thread_local std::size_t g_scheduler_stack_size = 0;
+#endif
+
+void switch_to_fiber(ucontext_t* from, ucontext_t* to, const void* stack, std::size_t size) {
+#if FP_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, stack, size);
+  swapcontext(from, to);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  (void)stack;
+  (void)size;
+  swapcontext(from, to);
+#endif
+}
+
+// From a fiber back to its block's scheduler; `leaving` when the fiber will not be resumed.
+void switch_to_scheduler(ucontext_t* from, ucontext_t* to, bool leaving) {
+#if FP_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(leaving ? nullptr : &fake, g_scheduler_stack, g_scheduler_stack_size);
+  swapcontext(from, to);
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#else
+  (void)leaving;
+  swapcontext(from, to);
+#endif
+}
+
+// First thing a fiber does: complete the switch that started it.
+void fiber_started() {
+#if FP_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, &g_scheduler_stack, &g_scheduler_stack_size);
+#endif
+}
+
 Block& block() {
   if (!g_block) throw std::logic_error("emulator: CUDA built-in used outside an emulated kernel");
   return *g_block;
@@ -92,29 +137,33 @@ std::string where(const Block& b, unsigned linear) {
   return std::string("kernel ") + b.config->kernel + ", block " + text(b.idx) + ", " + thread_text(b, linear);
 }
 
-// Records the violation and leaves the fiber for good (its frames are abandoned, not unwound).
+// Thrown through the kernel's frames to end a fiber after a violation (kernels use no exceptions).
+struct FiberAbort {};
+
+// Records the violation and ends the fiber; the block stops at the scheduler's next turn.
 [[noreturn]] void fail(const std::string& what) {
   Block& b = block();
   if (b.error.empty()) b.error = where(b, b.current->linear) + ": " + what;
-  b.current->wait = Wait::done;
-  swapcontext(&b.current->context, &b.scheduler);
-  std::abort();  // never resumed
+  throw FiberAbort{};
 }
 
 void fiber_entry() {
+  fiber_started();
   Block& b = *g_block;
   try {
     (*b.body)();
+  } catch (const FiberAbort&) {
+    // b.error holds the violation
   } catch (...) {
     if (!b.exception) b.exception = std::current_exception();
   }
   b.current->wait = Wait::done;
-  // Returning resumes uc_link, the scheduler.
+  switch_to_scheduler(&b.current->context, &b.scheduler, true);
 }
 
 void block_yield() {
   Block& b = block();
-  swapcontext(&b.current->context, &b.scheduler);
+  switch_to_scheduler(&b.current->context, &b.scheduler, false);
 }
 
 // Describes why no thread can proceed; called when every live thread waits.
@@ -175,7 +224,7 @@ void run_block(Block& b) {
     for (Fiber& f : b.fibers) {
       if (f.wait != Wait::none) continue;
       b.current = &f;
-      swapcontext(&b.scheduler, &f.context);
+      switch_to_fiber(&b.scheduler, &f.context, f.context.uc_stack.ss_sp, f.context.uc_stack.ss_size);
       ran = true;
       if (!b.error.empty() || b.exception) return;
     }
@@ -190,6 +239,14 @@ void run_block(Block& b) {
     b.error = where(b, culprit) + ": " + reason;
     return;
   }
+}
+
+void init_fiber(Fiber& f, char* stack, std::size_t size) {
+  getcontext(&f.context);
+  f.context.uc_stack.ss_sp = stack;
+  f.context.uc_stack.ss_size = size;
+  f.context.uc_link = nullptr;  // fibers end by switching to the scheduler themselves
+  makecontext(&f.context, fiber_entry, 0);
 }
 
 struct Worker {
@@ -215,14 +272,9 @@ void emulate_block(const LaunchConfig& config, const std::function<void()>& body
   const std::size_t stack = config.stack_bytes;
   if (worker.stacks.size() < threads * stack) worker.stacks.resize(threads * stack);
   for (unsigned t = 0; t < threads; ++t) {
-    Fiber& f = b.fibers[t];
-    f.linear = t;
-    f.idx = unflatten(t, config.block);
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = worker.stacks.data() + t * stack;
-    f.context.uc_stack.ss_size = stack;
-    f.context.uc_link = &b.scheduler;
-    makecontext(&f.context, fiber_entry, 0);
+    b.fibers[t].linear = t;
+    b.fibers[t].idx = unflatten(t, config.block);
+    init_fiber(b.fibers[t], worker.stacks.data() + t * stack, stack);
   }
   g_block = &b;
   run_block(b);
