@@ -32,6 +32,7 @@ inline void shuffle_down(const ShuffleIn* in, float* out, std::uint32_t) {
 inline void shuffle_idx(const ShuffleIn* in, float* out, std::uint32_t) {
   for (int l = 0; l < 32; ++l) out[l] = in[in[l].arg & 31].value;
 }
+inline void no_data(const int*, int*, std::uint32_t) {}
 inline void ballot(const int* in, std::uint32_t* out, std::uint32_t mask) {
   std::uint32_t bits = 0;
   for (int l = 0; l < 32; ++l) bits |= (in[l] != 0 && ((mask >> l) & 1u)) ? (1u << l) : 0u;
@@ -39,8 +40,10 @@ inline void ballot(const int* in, std::uint32_t* out, std::uint32_t mask) {
 }
 }  // namespace host
 #define FP_SITE , std::source_location site = std::source_location::current()
+#define FP_SITE_ONLY std::source_location site = std::source_location::current()
 #else
 #define FP_SITE
+#define FP_SITE_ONLY
 #endif
 
 FP_HOST_DEVICE inline float shfl_xor(float v, int lane_mask FP_SITE) {
@@ -91,6 +94,16 @@ FP_HOST_DEVICE inline bool all(bool predicate FP_SITE) {
 #endif
 }
 
+// __syncwarp: orders the shared-memory accesses of the warp's lanes.
+FP_HOST_DEVICE inline void syncwarp(FP_SITE_ONLY) {
+#if defined(__CUDA_ARCH__)
+  __syncwarp(kFullWarp);
+#else
+  emu::warp_collective<int, int, host::no_data>("syncwarp", site, kFullWarp, 0);
+#endif
+}
+
 #undef FP_SITE
+#undef FP_SITE_ONLY
 
 }  // namespace flashproof::arch

@@ -42,14 +42,20 @@ struct Rendezvous {
   std::byte out[32 * kSlotBytes]{};
 };
 
-// Who last wrote and read each byte of shared memory, and in which barrier epoch.
+// Who last wrote and read each byte of shared memory, in which barrier epoch, and at which warp
+// epoch of the accessing warp (a completed warp collective orders the accesses of its lanes, as
+// the .sync instructions do on the GPU).
 struct Shadow {
   std::uint32_t write_epoch = 0;
   std::uint32_t read_epoch = 0;
   std::uint32_t writer = 0;
-  std::uint32_t reader = 0;
+  std::uint32_t reader = 0;       // kManyReaders when several threads read
+  std::uint32_t reader_warp = 0;  // kManyWarps when readers came from several warps
+  std::uint32_t writer_warp_epoch = 0;
+  std::uint32_t reader_warp_epoch = 0;  // the latest, over all readers
 };
 constexpr std::uint32_t kManyReaders = 0xffffffffu;
+constexpr std::uint32_t kManyWarps = 0xffffffffu;
 
 struct Block {
   const LaunchConfig* config = nullptr;
@@ -57,6 +63,7 @@ struct Block {
   Dim3 idx;
   std::vector<Fiber> fibers;
   std::vector<Rendezvous> warps;
+  std::vector<std::uint32_t> warp_epochs;  // completed warp collectives per warp
   std::vector<std::byte> smem;
   std::vector<Shadow> shadow;
   std::uint32_t epoch = 1;
@@ -262,6 +269,7 @@ void emulate_block(const LaunchConfig& config, const std::function<void()>& body
   const std::size_t threads = config.block.count();
   b.fibers.resize(threads);
   b.warps.resize((threads + 31) / 32);
+  b.warp_epochs.assign(b.warps.size(), 0);
   b.smem.resize(config.dynamic_smem);
   // Poison: every 32-bit word holds the fp32 signalling NaN 0x7fa00000.
   for (std::size_t i = 0; i + 4 <= b.smem.size(); i += 4) {
@@ -344,12 +352,17 @@ void check_smem(const void* p, std::size_t bytes, bool write, int thread) {
     fail(os.str());
   }
   const std::size_t offset = static_cast<std::size_t>(at - base);
+  const std::uint32_t warp = t / 32, warp_epoch = b.warp_epochs[warp];
+  // An earlier access by another lane of this warp is ordered if a warp collective came between.
+  const auto ordered = [&](std::uint32_t other_warp, std::uint32_t other_warp_epoch) {
+    return other_warp == warp && other_warp_epoch < warp_epoch;
+  };
   for (std::size_t i = offset; i < offset + bytes; ++i) {
     Shadow& s = b.shadow[i];
     std::string conflict;
-    if (s.write_epoch == b.epoch && s.writer != t) {
+    if (s.write_epoch == b.epoch && s.writer != t && !ordered(s.writer / 32, s.writer_warp_epoch)) {
       conflict = "written by " + thread_text(b, s.writer);
-    } else if (write && s.read_epoch == b.epoch && s.reader != t) {
+    } else if (write && s.read_epoch == b.epoch && s.reader != t && !ordered(s.reader_warp, s.reader_warp_epoch)) {
       conflict = s.reader == kManyReaders ? std::string("read by other threads") : "read by " + thread_text(b, s.reader);
     }
     if (!conflict.empty()) {
@@ -361,11 +374,16 @@ void check_smem(const void* p, std::size_t bytes, bool write, int thread) {
     if (write) {
       s.write_epoch = b.epoch;
       s.writer = t;
+      s.writer_warp_epoch = warp_epoch;
     } else if (s.read_epoch != b.epoch) {
       s.read_epoch = b.epoch;
       s.reader = t;
+      s.reader_warp = warp;
+      s.reader_warp_epoch = warp_epoch;
     } else if (s.reader != t) {
       s.reader = kManyReaders;
+      if (s.reader_warp != warp) s.reader_warp = kManyWarps;
+      s.reader_warp_epoch = std::max(s.reader_warp_epoch, warp_epoch);
     }
   }
 }
@@ -409,6 +427,7 @@ void warp_collective_raw(const char* kind, std::source_location site, std::uint3
     block_yield();
   } else {
     compute(r.in, r.out, r.mask);
+    ++b.warp_epochs[warp];
     // Each lane's output goes to its own fiber: the next collective may reopen r before the other
     // lanes resume.
     for (unsigned l = 0; l < 32; ++l) {

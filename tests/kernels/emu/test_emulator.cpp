@@ -174,3 +174,70 @@ TEST(Emulator, KernelExceptionsPropagate) {
 
 }  // namespace
 }  // namespace flashproof::kernels::FP_TARGET
+
+// ---- the tiled matrix product through cp.async, ldmatrix and mma (kernels/emu/sample_kernels.h) ----
+#include "kernels/emu/sample_kernels.h"
+
+namespace flashproof::kernels::FP_TARGET {
+namespace {
+
+struct MatmulCase {
+  int m = 128, n = 32, k = 64;
+  std::vector<std::uint16_t> a, b;  // b stored [n][k]
+  std::vector<float> want;
+};
+
+// Small integers, exact in fp16 and bf16 and in every fp32 partial sum, so the product is exact
+// whatever the summation order: the emulated result must equal the plain loop bitwise.
+MatmulCase make_case(arch::MmaTag tag) {
+  MatmulCase c;
+  const auto encode = [&](int v) -> std::uint16_t {
+    const float f = static_cast<float>(v);
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    if (tag == arch::MmaTag::bf16) return static_cast<std::uint16_t>(bits >> 16);
+    // fp16 of a small integer: sign, exponent rebias 127 -> 15, top 10 mantissa bits.
+    if (v == 0) return 0;
+    const std::uint32_t sign = bits >> 31, exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
+    return static_cast<std::uint16_t>((sign << 15) | ((exponent - 112) << 10) | (mantissa >> 13));
+  };
+  std::vector<int> a(c.m * c.k), b(c.n * c.k);
+  for (int i = 0; i < c.m * c.k; ++i) a[i] = (i * 7 + 3) % 9 - 4;
+  for (int i = 0; i < c.n * c.k; ++i) b[i] = (i * 5 + 1) % 7 - 3;
+  for (int v : a) c.a.push_back(encode(v));
+  for (int v : b) c.b.push_back(encode(v));
+  c.want.assign(c.m * c.n, 0.0f);
+  for (int i = 0; i < c.m; ++i)
+    for (int j = 0; j < c.n; ++j)
+      for (int p = 0; p < c.k; ++p) c.want[i * c.n + j] += static_cast<float>(a[i * c.k + p] * b[j * c.k + p]);
+  return c;
+}
+
+TEST(EmulatorMma, TiledMatmulThroughCpAsyncLdmatrixAndMma) {
+  for (const auto tag : {arch::MmaTag::fp16, arch::MmaTag::bf16}) {
+    const MatmulCase c = make_case(tag);
+    std::vector<float> got(c.m * c.n, -1.0f);
+    launch_kernel("sample_matmul", {unsigned(c.m / 64), unsigned(c.n / 16), 1}, {kSampleThreads, 1, 1},
+                  kSampleSmemBytes, sample_matmul, c.a.data(), c.b.data(), got.data(), c.n, c.k, tag, false);
+    EXPECT_EQ(got, c.want);
+  }
+}
+
+TEST(EmulatorMma, MatmulWithoutTheSecondBarrierRaces) {
+  const MatmulCase c = make_case(arch::MmaTag::fp16);
+  std::vector<float> got(c.m * c.n);
+  try {
+    launch_kernel("sample_matmul", {unsigned(c.m / 64), unsigned(c.n / 16), 1}, {kSampleThreads, 1, 1},
+                  kSampleSmemBytes, sample_matmul, c.a.data(), c.b.data(), got.data(), c.n, c.k,
+                  arch::MmaTag::fp16, true);
+    ADD_FAILURE() << "no error";
+  } catch (const emu::EmulationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel sample_matmul, block (0,0,0), thread"), std::string::npos) << what;
+    EXPECT_NE(what.find("shared-memory race"), std::string::npos) << what;
+    EXPECT_NE(what.find("writes offset"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace flashproof::kernels::FP_TARGET
