@@ -7,6 +7,7 @@
 #include <vector>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -16,7 +17,10 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  const std::string err_file = testing::TempDir() + "flashproof_stderr.txt";
+  // ctest runs the tests of this file in parallel processes: one stderr file per process and call.
+  static int calls = 0;
+  const std::string err_file = testing::TempDir() + "flashproof_stderr_" + std::to_string(getpid()) + "_" +
+                               std::to_string(++calls) + ".txt";
   const std::string cmd = std::string(FLASHPROOF_BIN) + " " + args + " 2>" + err_file;
   Result r{};
   FILE* p = popen(cmd.c_str(), "r");
@@ -28,6 +32,7 @@ Result run(const std::string& args) {
     while (std::size_t n = fread(buf.data(), 1, buf.size(), e)) r.err.append(buf.data(), n);
     fclose(e);
   }
+  std::remove(err_file.c_str());
   return r;
 }
 
