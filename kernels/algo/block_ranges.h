@@ -25,23 +25,29 @@ struct TileGeometry {
   WindowMask<Int> mask;
 };
 
+// The blocks of `block_size` indices, among [0, block_count), that meet the interval [lo, hi] of
+// indices; a side flagged unbounded is open. Both loop orders reduce to this.
+template <class Int, class Cond>
+FP_HOST_DEVICE BlockRange<Int> blocks_meeting(Cond lo_unbounded, Int lo, Cond hi_unbounded, Int hi, Int block_size,
+                                              Int block_count) {
+  using D = Domain<Int>;
+  const Int zero = D::lit(0, lo);
+  const Int one = D::lit(1, lo);
+  const Int begin = D::select(lo_unbounded, zero, D::max(zero, floor_div(lo, block_size)));
+  const Int end = D::select(hi_unbounded, block_count, D::min(block_count, floor_div(hi, block_size) + one));
+  return {begin, end};
+}
+
 // Key blocks a query block must visit (FA2 forward: rows outer, keys inner). The rows' visible
 // intervals are consecutive shifts of one interval, so their union is one interval:
 // [first_row + offset - left, last_row + offset + right], clipped to the keys.
 template <class Int>
 FP_HOST_DEVICE BlockRange<Int> key_blocks_for_query_block(const TileGeometry<Int>& g, Int m_block) {
-  using D = Domain<Int>;
-  const Int zero = D::lit(0, m_block);
-  const Int one = D::lit(1, m_block);
   const Int first_row = m_block * g.block_m;
-  const Int last_row = D::min(first_row + g.block_m, g.seqlen_q) - one;
-  const Int key_blocks = ceil_div(g.seqlen_k, g.block_n);
+  const Int last_row = Domain<Int>::min(first_row + g.block_m, g.seqlen_q) - Domain<Int>::lit(1, m_block);
   const WindowMask<Int>& w = g.mask;
-  const Int begin = D::select(w.window_left < 0, zero,
-      D::max(zero, floor_div(first_row + w.offset - w.window_left, g.block_n)));
-  const Int end = D::select(w.window_right < 0, key_blocks,
-      D::min(key_blocks, floor_div(last_row + w.offset + w.window_right, g.block_n) + one));
-  return {begin, end};
+  return blocks_meeting(w.window_left < 0, first_row + w.offset - w.window_left, w.window_right < 0,
+                        last_row + w.offset + w.window_right, g.block_n, ceil_div(g.seqlen_k, g.block_n));
 }
 
 // Query blocks a key block must visit (backward and FA1 forward: keys outer, rows inner). Row i
@@ -49,18 +55,11 @@ FP_HOST_DEVICE BlockRange<Int> key_blocks_for_query_block(const TileGeometry<Int
 // block form [first_key - offset - right, last_key - offset + left], clipped to the rows.
 template <class Int>
 FP_HOST_DEVICE BlockRange<Int> query_blocks_for_key_block(const TileGeometry<Int>& g, Int n_block) {
-  using D = Domain<Int>;
-  const Int zero = D::lit(0, n_block);
-  const Int one = D::lit(1, n_block);
   const Int first_key = n_block * g.block_n;
-  const Int last_key = D::min(first_key + g.block_n, g.seqlen_k) - one;
-  const Int query_blocks = ceil_div(g.seqlen_q, g.block_m);
+  const Int last_key = Domain<Int>::min(first_key + g.block_n, g.seqlen_k) - Domain<Int>::lit(1, n_block);
   const WindowMask<Int>& w = g.mask;
-  const Int begin = D::select(w.window_right < 0, zero,
-      D::max(zero, floor_div(first_key - w.offset - w.window_right, g.block_m)));
-  const Int end = D::select(w.window_left < 0, query_blocks,
-      D::min(query_blocks, floor_div(last_key - w.offset + w.window_left, g.block_m) + one));
-  return {begin, end};
+  return blocks_meeting(w.window_right < 0, first_key - w.offset - w.window_right, w.window_left < 0,
+                        last_key - w.offset + w.window_left, g.block_m, ceil_div(g.seqlen_q, g.block_m));
 }
 
 // True when the mask can be skipped for tile (m_block, n_block): the whole block_m x block_n tile
