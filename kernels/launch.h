@@ -23,13 +23,13 @@ namespace flashproof::kernels {
 
 using emu::Dim3;
 
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDACC__)
 template <class T>
 __device__ inline T* dynamic_smem() {
   extern __shared__ __align__(16) unsigned char fp_dynamic_smem[];
   return reinterpret_cast<T*>(fp_dynamic_smem);
 }
-#elif !defined(__CUDACC__)
+#else
 template <class T>
 inline T* dynamic_smem() {
   return reinterpret_cast<T*>(emu::dynamic_smem());

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/fa2/fa2_attention.h"
 #include "kernels/naive/naive_attention.h"
 
 namespace flashproof {
@@ -21,6 +22,8 @@ Registry& registry() {
   static Registry r = [] {
     Registry x;
     x.add(make_naive_attention());
+    x.add(make_fa2_attention(false));
+    x.add(make_fa2_attention(true));
     return x;
   }();
   return r;

@@ -12,6 +12,8 @@ enum class LoopOrder {
   queries_inner // key block outer, query blocks inner (FA1 forward, both backwards)
 };
 
+// FA2 forward: block_m / warps rows per warp, a multiple of 16. FA2 backward: 16 keys per warp,
+// so warps = block_n / 16.
 struct TileConfig {
   const char* kernel;     // "fa1" or "fa2"
   const char* direction;  // "forward" or "backward"
@@ -37,10 +39,10 @@ inline constexpr TileConfig kTileConfigs[] = {
     {"fa2", "backward", 64, 128, 128, 8, LoopOrder::queries_inner},
     {"fa2", "backward", 96, 64, 128, 8, LoopOrder::queries_inner},
     {"fa2", "backward", 128, 64, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 160, 64, 64, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 192, 64, 64, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 224, 64, 64, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 256, 64, 64, 8, LoopOrder::queries_inner},
+    {"fa2", "backward", 160, 64, 64, 4, LoopOrder::queries_inner},
+    {"fa2", "backward", 192, 64, 64, 4, LoopOrder::queries_inner},
+    {"fa2", "backward", 224, 64, 64, 4, LoopOrder::queries_inner},
+    {"fa2", "backward", 256, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 64, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 128, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 256, 32, 64, 4, LoopOrder::queries_inner},
@@ -50,5 +52,26 @@ inline constexpr TileConfig kTileConfigs[] = {
 };
 
 inline constexpr std::size_t kTileConfigCount = sizeof(kTileConfigs) / sizeof(kTileConfigs[0]);
+
+constexpr bool same_name(const char* a, const char* b) {
+  while (*a != 0 && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
+// The configuration of a kernel loop for a head-dim bucket; a bucket missing from the table is a
+// compile error where the kernels instantiate it (constexpr evaluation reaches the throw).
+constexpr TileConfig tile_config(const char* kernel, const char* direction, int head_dim_bucket) {
+  for (const TileConfig& c : kTileConfigs)
+    if (same_name(c.kernel, kernel) && same_name(c.direction, direction) && c.head_dim_bucket == head_dim_bucket)
+      return c;
+  throw "no tile configuration for this kernel, direction and head-dim bucket";
+}
+
+// The smallest bucket that holds head_dim, or 0 when head_dim exceeds the largest.
+constexpr int head_dim_bucket(int head_dim) {
+  for (int b : kHeadDimBuckets)
+    if (head_dim <= b) return b;
+  return 0;
+}
 
 }  // namespace flashproof::algo

@@ -24,6 +24,23 @@ FP_HOST_DEVICE inline void cp_async_16(void* smem_dst, const void* global_src) {
 #endif
 }
 
+// As cp_async_16 when `valid`; otherwise the 16 destination bytes are zero-filled and nothing is
+// read (src-size 0), for rows past the end of a sequence. global_src must still be a valid
+// address (pass any in-bounds one).
+FP_HOST_DEVICE inline void cp_async_16_or_zero(void* smem_dst, const void* global_src, bool valid) {
+#if defined(__CUDA_ARCH__)
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src), "r"(src_bytes));
+#else
+  emu::check_smem(smem_dst, 16, true);
+  if (valid)
+    std::memcpy(smem_dst, global_src, 16);
+  else
+    std::memset(smem_dst, 0, 16);
+#endif
+}
+
 FP_HOST_DEVICE inline void cp_async_commit() {
 #if defined(__CUDA_ARCH__)
   asm volatile("cp.async.commit_group;\n" ::);

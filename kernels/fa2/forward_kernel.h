@@ -1,0 +1,195 @@
+// The FlashAttention-2 forward kernel. One block per (query block, batch, head); the query tile is
+// split across the warps by rows (each warp owns its rows: no reduction between warps); K and V
+// tiles stream through double-buffered shared memory with cp.async. S and the output accumulator
+// stay in fp32 registers; softmax is the FA2 step of kernels/algo/online_softmax.h in log2 units
+// (log2(e) folded into the scale); O is divided by l once at the end and the natural-log LSE stored.
+// The key blocks visited and the tiles masked come from kernels/algo/block_ranges.h, whose choice is
+// proved sound and tight in proofs/.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/algo/block_ranges.h"
+#include "kernels/algo/online_softmax.h"
+#include "kernels/arch/cp_async.h"
+#include "kernels/arch/warp.h"
+#include "kernels/fa2/params.h"
+#include "kernels/launch.h"
+#include "kernels/tile/smem_tile.h"
+#include "kernels/tile/tile_copy.h"
+#include "kernels/tile/warp_fragments.h"
+
+namespace flashproof::kernels::FP_TARGET {
+
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_>
+struct Fa2ForwardTraits {
+  static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kRowsPerWarp = kBlockM / kWarps;
+  static_assert(kRowsPerWarp % 16 == 0, "each warp owns whole m16 tiles");
+  static_assert(kBlockN % 16 == 0 && kHeadDim % 32 == 0);
+  static constexpr int kMTiles = kRowsPerWarp / 16;  // m16 tiles per warp
+  static constexpr int kSTiles = kBlockN / 8;        // n8 tiles of S per m16 tile
+  static constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of O per m16 tile
+  using QTile = tile::SmemTile<kBlockM, kHeadDim>;
+  using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
+  // Q, then K[2], then V[2] (double buffered).
+  static constexpr std::size_t kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
+};
+
+template <class Traits>
+__global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2ForwardParams p) {
+  using QTile = typename Traits::QTile;
+  using KvTile = typename Traits::KvTile;
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kMTiles = Traits::kMTiles;
+  constexpr int kSTiles = Traits::kSTiles, kOTiles = Traits::kOTiles, kThreads = Traits::kThreads;
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  using D = algo::Domain<float>;
+  const Fa2Shape& s = p.shape;
+
+  const int m_block = static_cast<int>(blockIdx.x), batch = static_cast<int>(blockIdx.y);
+  const int head = static_cast<int>(blockIdx.z), kv_head = head / (s.heads_q / s.heads_kv);
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int first_row = m_block * kBlockM;
+
+  const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
+                                  {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
+  const algo::BlockRange<int> keys = algo::key_blocks_for_query_block(g, m_block);
+
+  std::uint16_t* q_s = dynamic_smem<std::uint16_t>();
+  std::uint16_t* k_s = q_s + QTile::kRows * QTile::kCols;  // two buffers
+  std::uint16_t* v_s = k_s + 2 * KvTile::kRows * KvTile::kCols;
+  constexpr int kKvElements = KvTile::kRows * KvTile::kCols;
+
+  const auto load_kv = [&](int n_block, int buffer) {
+    const int rows = s.seqlen_k - n_block * kBlockN;
+    tile::copy_tile_async<KvTile, kThreads>(k_s + buffer * kKvElements, p.k.at(batch, n_block * kBlockN, kv_head),
+                                            p.k.row_stride, rows, s.head_dim, tid);
+    tile::copy_tile_async<KvTile, kThreads>(v_s + buffer * kKvElements, p.v.at(batch, n_block * kBlockN, kv_head),
+                                            p.v.row_stride, rows, s.head_dim, tid);
+  };
+
+  tile::copy_tile_async<QTile, kThreads>(q_s, p.q.at(batch, first_row, head), p.q.row_stride,
+                                         s.seqlen_q - first_row, s.head_dim, tid);
+  if (keys.begin < keys.end) load_kv(keys.begin, 0);
+  arch::cp_async_commit();
+
+  // Per lane: rows g and g + 8 of each of its m16 tiles ("half" 0 and 1); l is this lane's partial
+  // row sum (its columns only), reduced over the 4 lanes of the row at the end.
+  float row_max[kMTiles][2], row_sum[kMTiles][2];
+  arch::MmaC acc[kMTiles][kOTiles];
+  for (int mt = 0; mt < kMTiles; ++mt) {
+    for (int h = 0; h < 2; ++h) row_max[mt][h] = kNegInf, row_sum[mt][h] = 0.0f;
+    for (int nt = 0; nt < kOTiles; ++nt)
+      for (int i = 0; i < 4; ++i) acc[mt][nt].reg[i] = 0.0f;
+  }
+  const int warp_row0 = warp * Traits::kRowsPerWarp;
+
+  for (int n_block = keys.begin; n_block < keys.end; ++n_block) {
+    const int buffer = (n_block - keys.begin) % 2;
+    if (n_block + 1 < keys.end) {
+      load_kv(n_block + 1, 1 - buffer);  // overlaps this block's compute
+      arch::cp_async_commit();
+      arch::cp_async_wait<1>();
+    } else {
+      arch::cp_async_wait<0>();
+    }
+    __syncthreads();
+    const std::uint16_t* k_tile = k_s + buffer * kKvElements;
+    const std::uint16_t* v_tile = v_s + buffer * kKvElements;
+
+    // S = Q K^T for this warp's rows.
+    arch::MmaC score[kMTiles][kSTiles];
+    for (int mt = 0; mt < kMTiles; ++mt)
+      for (int nt = 0; nt < kSTiles; ++nt)
+        for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
+    for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
+      arch::MmaA q_frag[kMTiles];
+      for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_s, warp_row0 + mt * 16, k0, lane);
+      for (int nt = 0; nt < kSTiles; ++nt) {
+        const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_tile, nt * 8, k0, lane);
+        for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16(s.tag, q_frag[mt], k_frag, score[mt][nt]);
+      }
+    }
+
+    // Scale to log2 units (each product rounded on its own), mask, and take the FA2 step per row.
+    const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      for (int h = 0; h < 2; ++h) {
+        float block_max = kNegInf;
+        for (int nt = 0; nt < kSTiles; ++nt) {
+          for (int c = 0; c < 2; ++c) {
+            const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h + c);
+            const int row = first_row + warp_row0 + mt * 16 + at.row;
+            const int key = n_block * kBlockN + nt * 8 + at.col;
+            float x = algo::scaled_logit(score[mt][nt].reg[2 * h + c], s.scale_log2);
+            if (needs_mask && !(row < s.seqlen_q && key < s.seqlen_k && g.mask.visible(row, key))) x = kNegInf;
+            score[mt][nt].reg[2 * h + c] = x;
+            block_max = D::max(block_max, x);
+          }
+        }
+        block_max = D::max(block_max, arch::shfl_xor(block_max, 1));
+        block_max = D::max(block_max, arch::shfl_xor(block_max, 2));
+        const algo::Fa2Rescale<float> r = algo::fa2_rescale(row_max[mt][h], block_max);
+        row_max[mt][h] = r.max;
+        float block_sum = 0.0f;
+        for (int nt = 0; nt < kSTiles; ++nt) {
+          for (int c = 0; c < 2; ++c) {
+            const float w = algo::shifted_exp2(score[mt][nt].reg[2 * h + c], r.offset);
+            score[mt][nt].reg[2 * h + c] = w;
+            block_sum += w;
+          }
+        }
+        row_sum[mt][h] = algo::rescale_accumulate(row_sum[mt][h], r.factor, block_sum);
+        // The accumulator's share of rescale_accumulate; the mma below adds the block's P V.
+        for (int nt = 0; nt < kOTiles; ++nt)
+          for (int c = 0; c < 2; ++c) acc[mt][nt].reg[2 * h + c] = D::mul(r.factor, acc[mt][nt].reg[2 * h + c]);
+      }
+    }
+
+    // acc += P V, P rounded to the input type as the A operand.
+    for (int kt = 0; kt < kSTiles / 2; ++kt) {
+      arch::MmaA p_frag[kMTiles];
+      for (int mt = 0; mt < kMTiles; ++mt)
+        p_frag[mt] = tile::accumulators_as_a(s.tag, score[mt][2 * kt], score[mt][2 * kt + 1]);
+      for (int nt = 0; nt < kOTiles; ++nt) {
+        const arch::MmaB v_frag = tile::load_b_from_kn<KvTile>(v_tile, nt * 8, kt * 16, lane);
+        for (int mt = 0; mt < kMTiles; ++mt) acc[mt][nt] = arch::mma_m16n8k16(s.tag, p_frag[mt], v_frag, acc[mt][nt]);
+      }
+    }
+    __syncthreads();  // every warp is done with this buffer before the next prefetch overwrites it
+  }
+  arch::cp_async_wait<0>();  // the Q copy, when no key block was visited
+
+  // Epilogue: l over the row's 4 lanes, O = acc / l, LSE; rows without a visible key get 0 / +inf.
+  const float ln2 = 0.693147180559945309f;
+  for (int mt = 0; mt < kMTiles; ++mt) {
+    for (int h = 0; h < 2; ++h) {
+      float l = row_sum[mt][h];
+      l += arch::shfl_xor(l, 1);
+      l += arch::shfl_xor(l, 2);
+      const algo::RowOutput<float> out = algo::finalize_row(row_max[mt][h], l, ln2);
+      const int row = first_row + warp_row0 + mt * 16 + arch::mma_c_element(lane, 2 * h).row;
+      if (row >= s.seqlen_q) continue;
+      std::uint16_t* o_row = p.o.at(batch, row, head);
+      for (int nt = 0; nt < kOTiles; ++nt) {
+        const int col = nt * 8 + arch::mma_c_element(lane, 2 * h).col;  // even; head_dim is a multiple of 8
+        if (col >= s.head_dim) continue;
+        for (int c = 0; c < 2; ++c)
+          o_row[col + c] = arch::float_to_bits16(s.tag, D::mul(acc[mt][nt].reg[2 * h + c], out.inv_sum));
+      }
+      if (lane % 4 == 0) p.lse[(static_cast<long long>(batch) * s.heads_q + head) * s.seqlen_q + row] = out.lse;
+    }
+  }
+}
+
+template <class Traits>
+void launch_fa2_forward(const Fa2ForwardParams& p) {
+  const Dim3 grid{static_cast<unsigned>((p.shape.seqlen_q + Traits::kBlockM - 1) / Traits::kBlockM),
+                  static_cast<unsigned>(p.shape.batch), static_cast<unsigned>(p.shape.heads_q)};
+  launch_kernel("fa2_forward", grid, Dim3{Traits::kThreads, 1, 1}, Traits::kSmemBytes, fa2_forward_kernel<Traits>,
+                p);
+}
+
+}  // namespace flashproof::kernels::FP_TARGET

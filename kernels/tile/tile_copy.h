@@ -1,0 +1,28 @@
+// Global -> shared copy of a tile of rows (one sequence position each) with cp.async: rows past
+// `rows_valid` (the ragged end of a sequence) and columns past `cols_valid` (the head dim padded
+// to the tile width) are zero-filled, so padded logits are 0 and padded values contribute nothing.
+// All threads of the block call it; each issues the 16-byte chunks i = tid, tid + threads, ...
+// The caller commits and waits (kernels/arch/cp_async.h).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/algo/host_device.h"
+#include "kernels/arch/cp_async.h"
+
+namespace flashproof::tile {
+
+// gmem points at (row 0, column 0) of the tile; row r starts at gmem + r * row_stride. cols_valid is
+// a multiple of 8 and row_stride too (16-byte chunks stay aligned; the API checks this).
+template <class Tile, int kThreads>
+FP_HOST_DEVICE void copy_tile_async(std::uint16_t* smem, const std::uint16_t* gmem, long long row_stride,
+                                    int rows_valid, int cols_valid, int tid) {
+  for (int i = tid; i < Tile::kRows * Tile::kChunks; i += kThreads) {
+    const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
+    const bool valid = row < rows_valid && chunk * 8 < cols_valid;
+    const std::uint16_t* src = valid ? gmem + row * row_stride + chunk * 8 : gmem;
+    arch::cp_async_16_or_zero(smem + Tile::chunk_offset(row, chunk), src, valid);
+  }
+}
+
+}  // namespace flashproof::tile

@@ -1,0 +1,63 @@
+// mma.m16n8k16 operand fragments of one warp, loaded from SmemTiles with ldmatrix, and the reuse of
+// an fp32 accumulator as the A operand of the next product (P = softmax(S) feeding P*V). Which lane
+// addresses which row follows kernels/arch/ldmatrix.h: lanes 8j..8j+7 give the 8 rows of matrix j,
+// and matrix j fills register j of every lane, in the register order of kernels/arch/mma.h.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/algo/host_device.h"
+#include "kernels/arch/convert.h"
+#include "kernels/arch/ldmatrix.h"
+#include "kernels/arch/mma.h"
+
+namespace flashproof::tile {
+
+// A (16 x 16, m x k) from a tile stored [m][k]. Matrices: (m 0-7, k 0-7), (m 8-15, k 0-7),
+// (m 0-7, k 8-15), (m 8-15, k 8-15).
+template <class Tile>
+FP_HOST_DEVICE arch::MmaA load_a(const std::uint16_t* smem, int m0, int k0, int lane) {
+  arch::MmaA a;
+  arch::ldmatrix<4>(smem + Tile::offset(m0 + lane % 16, k0 + 8 * (lane / 16)), a.reg);
+  return a;
+}
+
+// A (16 x 16, m x k) from a tile stored [k][m] (transposed): the same four matrices, each read
+// column-major with .trans; matrix j's rows are k0 + 8 * (j / 2) + 0..7 at column m0 + 8 * (j % 2).
+template <class Tile>
+FP_HOST_DEVICE arch::MmaA load_a_transposed(const std::uint16_t* smem, int m0, int k0, int lane) {
+  const int j = lane / 8;
+  arch::MmaA a;
+  arch::ldmatrix<4, true>(smem + Tile::offset(k0 + 8 * (j / 2) + lane % 8, m0 + 8 * (j % 2)), a.reg);
+  return a;
+}
+
+// B (16 x 8, k x n) from a tile stored [n][k] (K in S = Q K^T): matrices (k 0-7), (k 8-15), rows n.
+template <class Tile>
+FP_HOST_DEVICE arch::MmaB load_b_from_nk(const std::uint16_t* smem, int n0, int k0, int lane) {
+  arch::MmaB b;
+  arch::ldmatrix<2>(smem + Tile::offset(n0 + lane % 8, k0 + 8 * ((lane / 8) % 2)), b.reg);
+  return b;
+}
+
+// B (16 x 8, k x n) from a tile stored [k][n] (V in O = P V): rows k read column-major with .trans.
+template <class Tile>
+FP_HOST_DEVICE arch::MmaB load_b_from_kn(const std::uint16_t* smem, int n0, int k0, int lane) {
+  arch::MmaB b;
+  arch::ldmatrix<2, true>(smem + Tile::offset(k0 + lane % 16, n0), b.reg);
+  return b;
+}
+
+// The A operand (16 x 16) holding the accumulator tiles `left` (columns 0-7) and `right` (8-15),
+// rounded to the input type: a C fragment's (row g, columns 2t, 2t+1) and (row g + 8, ...) are
+// exactly the A fragment's registers 0 and 1 (left) or 2 and 3 (right).
+FP_HOST_DEVICE inline arch::MmaA accumulators_as_a(arch::MmaTag tag, const arch::MmaC& left, const arch::MmaC& right) {
+  arch::MmaA a;
+  a.reg[0] = arch::pack_rounded(tag, left.reg[0], left.reg[1]);
+  a.reg[1] = arch::pack_rounded(tag, left.reg[2], left.reg[3]);
+  a.reg[2] = arch::pack_rounded(tag, right.reg[0], right.reg[1]);
+  a.reg[3] = arch::pack_rounded(tag, right.reg[2], right.reg[3]);
+  return a;
+}
+
+}  // namespace flashproof::tile
