@@ -6,6 +6,7 @@
 #include "kernels/fa2/fa2_attention.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -173,7 +174,14 @@ class Fa2Attention final : public AttentionImpl {
   }
 
  private:
-  static Fa2Target target() { return kernels::fa2_gpu_usable() ? Fa2Target::gpu : Fa2Target::emulated; }
+  // FLASHPROOF_TARGET=emulated forces the emulator even where a GPU is usable (the `emulated`
+  // tests), =gpu forces the GPU (the `gpu` tests; the API then rejects a missing GPU).
+  static Fa2Target target() {
+    const char* forced = std::getenv("FLASHPROOF_TARGET");
+    if (forced != nullptr && std::strcmp(forced, "emulated") == 0) return Fa2Target::emulated;
+    if (forced != nullptr && std::strcmp(forced, "gpu") == 0) return Fa2Target::gpu;
+    return kernels::fa2_gpu_usable() ? Fa2Target::gpu : Fa2Target::emulated;
+  }
   static kernels::Fa2Dtype dtype(const Problem& p) {
     return p.dtype == DType::bf16 ? kernels::Fa2Dtype::bf16 : kernels::Fa2Dtype::fp16;
   }

@@ -1,0 +1,140 @@
+// The FA2 test matrix shared by the `emulated` and the `gpu` tests: every head-dim bucket, no mask /
+// causal / local, GQA 1, 2 and MQA, seqlen_q != seqlen_k both ways including 1, ragged last blocks,
+// fp16 and bf16, and edge cases (empty rows, extreme logits, deterministic backward), each checked
+// forward and backward through the harness's verdict.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "core/generators.h"
+#include "harness/check.h"
+
+namespace flashproof::fa2_tests {
+
+struct Fa2Case {
+  std::string label;
+  Problem problem;
+  std::string dist = "normal";
+  std::string impl = "fa2";
+  bool backward = true;
+};
+
+inline void PrintTo(const Fa2Case& c, std::ostream* os) { *os << c.label; }
+
+inline Problem make_problem(DType dtype, std::int64_t d, std::int64_t hq, std::int64_t hkv, std::int64_t sq,
+                     std::int64_t sk, std::int64_t left, std::int64_t right) {
+  Problem p;
+  p.dtype = dtype;
+  p.head_dim = d;
+  p.heads_q = hq;
+  p.heads_kv = hkv;
+  p.seqlen_q = sq;
+  p.seqlen_k = sk;
+  p.window_left = left;
+  p.window_right = right;
+  return p;
+}
+
+inline std::vector<Fa2Case> matrix_cases() {
+  std::vector<Fa2Case> cases;
+  const int buckets[] = {32, 64, 96, 128, 160, 192, 224, 256};
+  struct Mask {
+    const char* name;
+    std::int64_t left, right;
+  };
+  const Mask masks[] = {{"none", -1, -1}, {"causal", -1, 0}, {"local7_2", 7, 2}};
+  struct Heads {
+    std::int64_t q, kv;
+  };
+  const Heads heads[] = {{2, 2}, {4, 2}, {3, 1}};  // GQA ratio 1, 2, MQA
+  struct Lengths {
+    std::int64_t q, k;
+  };
+  // Ragged against every block size in use (32..128), and 1 on either side.
+  const Lengths small[] = {{1, 77}, {77, 1}, {130, 45}, {45, 130}, {70, 70}, {129, 200}};
+  const Lengths large_d[] = {{1, 77}, {77, 1}, {66, 45}, {45, 93}, {70, 70}, {33, 130}};
+  int i = 0;
+  for (int bucket : buckets) {
+    for (DType dtype : {DType::fp16, DType::bf16}) {
+      // Head dims off the multiples of 8 in half the cases, so padding is covered in every bucket.
+      const std::int64_t d = (i % 2 == 0) ? bucket : bucket - 5;
+      const Mask& m = masks[i % 3];
+      const Heads& h = heads[(i / 2) % 3];
+      const Lengths& len = (bucket > 128 ? large_d : small)[(i / 3 + i) % 6];
+      Fa2Case c;
+      c.problem = make_problem(dtype, d, h.q, h.kv, len.q, len.k, m.left, m.right);
+      c.label = std::string(dtype_name(dtype)) + "_d" + std::to_string(d) + "_" + m.name + "_hq" +
+                std::to_string(h.q) + "_hkv" + std::to_string(h.kv) + "_sq" + std::to_string(len.q) + "_sk" +
+                std::to_string(len.k);
+      cases.push_back(c);
+      ++i;
+    }
+  }
+  return cases;
+}
+
+inline std::vector<Fa2Case> edge_cases() {
+  std::vector<Fa2Case> cases;
+  auto add = [&](std::string label, Problem p, std::string dist = "normal", std::string impl = "fa2",
+                 bool backward = true) { cases.push_back({std::move(label), p, std::move(dist), std::move(impl), backward}); };
+  // Causal with seqlen_q > seqlen_k: the first rows see no key (O = 0, LSE = +inf, zero gradients),
+  // and whole query blocks are empty.
+  add("causal_sq_gt_sk_empty_rows", make_problem(DType::fp16, 64, 2, 1, 200, 50, -1, 0));
+  // A local window narrower than a block, with rows that see nothing at both ends.
+  add("local_window_empty_rows", make_problem(DType::bf16, 32, 2, 2, 150, 90, 0, 0));
+  add("local_left_only", make_problem(DType::fp16, 128, 1, 1, 100, 180, 20, -1));
+  add("single_query_single_key", make_problem(DType::fp16, 8, 1, 1, 1, 1, -1, -1));
+  add("seqlen_q_1_causal", make_problem(DType::bf16, 64, 4, 1, 1, 150, -1, 0));
+  add("batch_3", [] {
+    Problem p = make_problem(DType::fp16, 48, 2, 1, 33, 65, -1, 0);
+    p.batch = 3;
+    return p;
+  }());
+  add("explicit_scale", [] {
+    Problem p = make_problem(DType::fp16, 64, 1, 1, 40, 40, -1, -1);
+    p.scale = 0.3f;
+    return p;
+  }());
+  // Very large logits (standard deviation 1e18 of the scaled logits, maxima near 2^62): the
+  // scale-before-max rule keeps every weight in [0, 1].
+  // fp16 forward only: the exact dQ and dK of these inputs exceed fp16's range.
+  add("large_logits_fp16", make_problem(DType::fp16, 64, 2, 1, 70, 90, -1, 0), "large-logits:1e18", "fa2", false);
+  add("large_logits_4e18_fp16", make_problem(DType::fp16, 32, 1, 1, 40, 300, -1, -1), "large-logits:4e18", "fa2", false);
+  add("large_logits_bf16", make_problem(DType::bf16, 128, 1, 1, 65, 129, -1, -1), "large-logits:1e18");
+  add("dominant_key", make_problem(DType::fp16, 64, 2, 2, 64, 150, -1, -1), "dominant-key");
+  add("growing_max", make_problem(DType::bf16, 32, 1, 1, 50, 300, -1, -1), "growing-max");
+  add("scaled_x4_ragged", make_problem(DType::fp16, 96, 2, 1, 131, 131, -1, 0), "scaled:4");
+  add("subnormal_inputs", make_problem(DType::fp16, 64, 1, 1, 40, 60, -1, -1), "subnormal");
+  add("deterministic_gqa_causal", make_problem(DType::fp16, 64, 4, 2, 150, 200, -1, 0), "normal", "fa2-deterministic");
+  add("deterministic_bf16_local", make_problem(DType::bf16, 160, 2, 1, 90, 70, 30, 5), "normal", "fa2-deterministic");
+  return cases;
+}
+
+// Runs the case through the harness (inputs, implementation, reference, baseline rule) and
+// expects a pass on every tensor, on the expected target ("emulated" or "gpu").
+inline void expect_case_passes(const Fa2Case& fc, const char* where) {
+  Case c;
+  c.problem = fc.problem;
+  c.dist = *parse_distribution(fc.dist);
+  c.seed = 7;
+  c.impl = fc.impl;
+  c.backward = fc.backward;
+  const CheckRecord r = run_check(c);
+  ASSERT_EQ(r.impl_where, where);
+  ASSERT_TRUE(r.in_domain) << r.domain_note;
+  ASSERT_EQ(r.tensors.size(), fc.backward ? 5u : 2u);
+  for (const TensorCheck& t : r.tensors) {
+    std::string why;
+    for (const std::string& s : t.reasons) why += s + "; ";
+    EXPECT_EQ(t.verdict, Verdict::pass) << t.name << ": max_abs " << t.errors.max_abs << ", tolerance "
+                                        << t.tolerance << ": " << why;
+    EXPECT_EQ(t.errors.nan_mismatch, 0u) << t.name;
+  }
+}
+
+}  // namespace flashproof::fa2_tests
