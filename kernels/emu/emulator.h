@@ -32,7 +32,12 @@ struct LaunchConfig {
 };
 
 // A violation of the execution model by the kernel: barrier divergence, a warp collective reached
-// by a non-converged subset, a shared-memory race or out-of-bounds access, a deadlock.
+// by a non-converged subset, a shared-memory race or out-of-bounds access, a deadlock. A deadlock is
+// seen only as a rendezvous that cannot complete (every live thread of the block waits at a barrier
+// or a warp collective, and some lane a collective waits for has exited or waits elsewhere; the
+// error names that lane). A thread that spins on memory never yields its fiber, so a kernel that
+// spin-waits hangs the emulator whether or not the flag would be set on the GPU. Barrier and
+// collective sites are compared by file and line, not column.
 struct EmulationError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

@@ -1,12 +1,17 @@
 // Small kernels that exercise the emulator and the arch wrappers together, used by the emulator's
-// tests and benchmark: a tiled matrix product through cp.async, ldmatrix and mma.
+// tests and benchmark and by the GPU-versus-emulator tests (tests/kernels/gpu), which build this
+// header with nvcc as well: a tiled matrix product through cp.async, ldmatrix and mma, a block sum
+// through warp shuffles, shared memory and a barrier, and an fp32 atomicAdd histogram.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/arch/atomic.h"
 #include "kernels/arch/cp_async.h"
 #include "kernels/arch/ldmatrix.h"
 #include "kernels/arch/mma.h"
+#include "kernels/arch/smem.h"
+#include "kernels/arch/warp.h"
 #include "kernels/launch.h"
 
 namespace flashproof::kernels::FP_TARGET {
@@ -48,6 +53,31 @@ __global__ void sample_matmul(const std::uint16_t* a, const std::uint16_t* b, fl
       c[static_cast<long>(row0 + warp * 16 + at.row) * n + col0 + j * 8 + at.col] = acc[j].reg[i];
     }
   }
+}
+
+// out[block] = sum of in[block * blockDim.x + t] over the block's threads (blockDim.x a multiple
+// of 32, at most 32 warps; dynamic shared memory: one float per warp). Each warp reduces with an
+// xor butterfly of shuffles, lane 0 stores the warp's partial, and after the barrier thread 0 adds
+// the partials in warp order: a fixed order of fp32 additions, the same on the GPU and emulated.
+__global__ void sample_block_sum(const float* in, float* out) {
+  float* partial = dynamic_smem<float>();
+  const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
+  float v = in[blockIdx.x * blockDim.x + t];
+  for (int offset = 16; offset > 0; offset /= 2) v += arch::shfl_xor(v, offset);
+  if (lane == 0) arch::smem_store(&partial[warp], v);
+  __syncthreads();
+  if (t == 0) {
+    float s = 0;
+    for (unsigned w = 0; w < blockDim.x / 32; ++w) s += arch::smem_load(&partial[w]);
+    out[blockIdx.x] = s;
+  }
+}
+
+// bins[i % bin_count] += in[i] with fp32 atomicAdd, i the global thread index (grid and block in x
+// only). The order of the additions into a bin is whatever the blocks' schedule makes it.
+__global__ void sample_atomic_histogram(const float* in, float* bins, int bin_count) {
+  const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  arch::atomic_add(&bins[i % static_cast<unsigned>(bin_count)], in[i]);
 }
 
 }  // namespace flashproof::kernels::FP_TARGET

@@ -1,7 +1,8 @@
 // The warp-level host models of kernels/arch: the mma.sync m16n8k16 and ldmatrix m8n8 fragment
 // layouts against entries transcribed by hand from the PTX ISA text, the single-rounding arithmetic
 // model against independent references (long double where it is provably exact, MPFR over the full
-// range), and mutants the tests must reject.
+// range), the host exp2 model against the properties the proofs assume, and mutants the tests must
+// reject.
 #include <gtest/gtest.h>
 #include <mpfr.h>
 
@@ -12,7 +13,9 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,6 +24,7 @@
 #include "kernels/arch/half_bits.h"
 #include "kernels/arch/ldmatrix.h"
 #include "kernels/arch/mma.h"
+#include "kernels/arch/scalar_math.h"
 
 namespace flashproof::arch {
 namespace {
@@ -636,6 +640,137 @@ TEST(ArchLdmatrix, LoadsMmaFragments) {
           << "lane " << lane << " b" << i << " (trans)";
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// exp2_approx's host model (kernels/arch/scalar_math.h: std::exp2) against the properties the proofs
+// assume (docs/proofs.md, theorem 6): exp2(-inf) = +0, exp2(+-0) = 1, monotone non-decreasing,
+// exp2(x) in [0, 1] for x <= 0, never NaN for a non-NaN x. On a dense sample: a one-off run over
+// all 2^32 patterns (about 30 s) found no violation by glibc 2.36's exp2f, too slow for a unit test.
+
+using Exp2 = float (*)(float);
+
+float from_bits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
+
+// The inputs, in increasing order (-0 before +0, each bit pattern once): every 1021st fp32 bit
+// pattern of magnitude at most 200 (about 2.2 million, densest near 0 as the patterns are), every
+// pattern within 2^15 patterns of the points where an exp2 changes regime (+-1; -126, below which
+// the result is subnormal; -149 and -150, around which it underflows to 0; 127 and 128, around which
+// it overflows; +-200, the sweep's ends), the 2^15 + 1 smallest magnitudes of each sign (subnormal),
+// and the special values (+-0, +-inf, the extreme finite and subnormal values, huge magnitudes):
+// about 3.2 million.
+std::vector<float> exp2_inputs() {
+  std::vector<std::uint32_t> bits;
+  const std::uint32_t limit = std::bit_cast<std::uint32_t>(200.0f);
+  for (std::uint32_t b = 0; b <= limit; b += 1021) bits.insert(bits.end(), {b, b | 0x80000000u});
+  const auto window = [&](float centre) {
+    const std::uint32_t c = std::bit_cast<std::uint32_t>(centre);
+    for (std::uint32_t d = 0; d <= (1u << 15); ++d) {
+      bits.push_back(c + d);
+      if ((c & 0x7fffffffu) >= d) bits.push_back(c - d);
+    }
+  };
+  for (const float centre : {1.0f, 126.0f, 127.0f, 128.0f, 149.0f, 150.0f, 200.0f}) {
+    window(centre);
+    window(-centre);
+  }
+  for (std::uint32_t b = 0; b <= (1u << 15); ++b) bits.insert(bits.end(), {b, b | 0x80000000u});
+  const float specials[] = {std::numeric_limits<float>::infinity(),  std::numeric_limits<float>::max(),
+                            std::numeric_limits<float>::min(),       std::numeric_limits<float>::denorm_min(),
+                            from_bits(0x007fffffu),                  1e30f,
+                            1e10f,                                   1000.0f,
+                            std::numeric_limits<float>::epsilon(),   0x1p-25f,
+                            0x1p-24f,                                0.0f};
+  for (const float v : specials)
+    bits.insert(bits.end(), {std::bit_cast<std::uint32_t>(v), std::bit_cast<std::uint32_t>(-v)});
+  std::vector<float> xs;
+  for (const std::uint32_t b : bits)
+    if (!std::isnan(from_bits(b))) xs.push_back(from_bits(b));
+  const auto before = [](float a, float b) { return a < b || (a == b && std::signbit(a) && !std::signbit(b)); };
+  std::sort(xs.begin(), xs.end(), before);
+  const auto same_bits = [](float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); };
+  xs.erase(std::unique(xs.begin(), xs.end(), same_bits), xs.end());
+  return xs;
+}
+
+std::string show(float v) {
+  std::ostringstream os;
+  os << std::hexfloat << v << " (0x" << std::hex << std::bit_cast<std::uint32_t>(v) << ")";
+  return os.str();
+}
+
+// Checks every property on every input; the failure message names the first violation of each.
+testing::AssertionResult satisfies_exp2_properties(Exp2 exp2) {
+  static const std::vector<float> xs = exp2_inputs();
+  std::vector<std::string> violations;
+  const float at_minus_inf = exp2(-std::numeric_limits<float>::infinity());
+  if (std::bit_cast<std::uint32_t>(at_minus_inf) != 0u)
+    violations.push_back("exp2(-inf) = " + show(at_minus_inf) + ", not +0");
+  for (const float zero : {0.0f, -0.0f}) {
+    if (const float y = exp2(zero); y != 1.0f)
+      violations.push_back("exp2(" + show(zero) + ") = " + show(y) + ", not 1");
+  }
+  bool nan_seen = false, range_seen = false, order_seen = false;
+  float previous_x = 0, previous_y = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const float x = xs[i], y = exp2(x);
+    if (std::isnan(y) && !nan_seen) {
+      nan_seen = true;
+      violations.push_back("NaN: exp2(" + show(x) + ") = " + show(y));
+    }
+    if (x <= 0 && !(y >= 0.0f && y <= 1.0f) && !range_seen) {
+      range_seen = true;
+      violations.push_back("outside [0, 1] for x <= 0: exp2(" + show(x) + ") = " + show(y));
+    }
+    // Non-decreasing: a NaN result, already reported, also fails this comparison.
+    if (i > 0 && !(previous_y <= y) && !order_seen) {
+      order_seen = true;
+      violations.push_back("not monotone: exp2(" + show(previous_x) + ") = " + show(previous_y) + " > exp2(" + show(x) +
+                           ") = " + show(y));
+    }
+    previous_x = x;
+    previous_y = y;
+  }
+  if (violations.empty()) return testing::AssertionSuccess() << xs.size() << " inputs";
+  testing::AssertionResult failure = testing::AssertionFailure();
+  for (const std::string& v : violations) failure << v << "\n";
+  return failure;
+}
+
+float host_model(float x) { return exp2_approx(x); }
+
+TEST(ArchScalarMath, Exp2HostModelHasTheProvedProperties) {
+  EXPECT_GT(exp2_inputs().size(), 2'000'000u);
+  EXPECT_TRUE(satisfies_exp2_properties(host_model));
+}
+
+// Broken models: the checker must reject each, naming the property it was built to break.
+float linear_near_zero(float x) { return std::fabs(x) < 0x1p-8f ? 1.0f + x : std::exp2(x); }
+float nan_at_infinities(float x) { return std::exp2(x) + 0.0f * x; }
+float negative_zero_underflow(float x) { return x < -150.0f ? -0.0f : std::exp2(x); }
+float overshoots_below_zero(float x) { return x < 0 ? std::nextafter(std::exp2(x), 2.0f) : std::exp2(x); }
+float nan_on_overflow(float x) {
+  const float y = std::exp2(x);
+  return y - y + y;  // inf - inf
+}
+float scaled_below_one(float x) { return std::exp2(x) * (1.0f - 0x1p-24f); }
+
+TEST(ArchScalarMath, Exp2PropertyCheckRejectsBrokenModels) {
+  const auto rejects = [](Exp2 broken, const char* property) {
+    const testing::AssertionResult r = satisfies_exp2_properties(broken);
+    return !r && std::string(r.message()).find(property) != std::string::npos
+               ? testing::AssertionSuccess()
+               : testing::AssertionFailure() << "expected a violation of '" << property << "', got: "
+                                             << (r ? "none" : r.message());
+  };
+  EXPECT_FALSE(satisfies_exp2_properties(linear_near_zero));
+  EXPECT_TRUE(rejects(linear_near_zero, "not monotone"));
+  EXPECT_TRUE(rejects(nan_at_infinities, "exp2(-inf) = "));
+  EXPECT_TRUE(rejects(nan_at_infinities, "NaN: exp2(-inf"));
+  EXPECT_TRUE(rejects(negative_zero_underflow, "exp2(-inf) = -0x0p+0 (0x80000000), not +0"));
+  EXPECT_TRUE(rejects(overshoots_below_zero, "outside [0, 1]"));
+  EXPECT_TRUE(rejects(nan_on_overflow, "NaN: exp2(0x1p+7"));
+  EXPECT_TRUE(rejects(scaled_below_one, "exp2(0x0p+0 (0x0)) = "));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The host SIMT emulator on small CUDA-style kernels: correct kernels give correct results, and each
 // broken one (missing barrier, divergent barriers, an exiting thread at a barrier, an out-of-bounds
-// shared write, a non-converged shuffle) gives a precise error naming kernel, block and thread.
+// shared write, a non-converged shuffle, a warp collective deadlocked against a barrier or an exited
+// lane) gives a precise error naming kernel, block and thread.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +14,7 @@
 #include "kernels/arch/atomic.h"
 #include "kernels/arch/smem.h"
 #include "kernels/arch/warp.h"
+#include "kernels/emu/sample_kernels.h"
 #include "kernels/launch.h"
 
 namespace flashproof::kernels::FP_TARGET {
@@ -20,21 +22,6 @@ namespace {
 
 using arch::smem_load;
 using arch::smem_store;
-
-// Block sum: warp reduction with shuffles, partials through shared memory, one barrier.
-__global__ void block_sum(const float* in, float* out) {
-  float* partial = dynamic_smem<float>();
-  const unsigned t = threadIdx.x, lane = t % 32, warp = t / 32;
-  float v = in[blockIdx.x * blockDim.x + t];
-  for (int offset = 16; offset > 0; offset /= 2) v += arch::shfl_xor(v, offset);
-  if (lane == 0) smem_store(&partial[warp], v);
-  __syncthreads();
-  if (t == 0) {
-    float s = 0;
-    for (unsigned w = 0; w < blockDim.x / 32; ++w) s += smem_load(&partial[w]);
-    out[blockIdx.x] = s;
-  }
-}
 
 // Reads a neighbour's shared value without the barrier between the write and the read.
 __global__ void missing_barrier(float* out) {
@@ -72,7 +59,35 @@ __global__ void half_warp_shuffle(float* out) {
   out[threadIdx.x] = v;
 }
 
-__global__ void count_with_atomics(float* counter) { arch::atomic_add(counter, 1.0f); }
+// Deadlocks. Threads are cooperative fibers that switch only at barriers and warp collectives, so
+// the emulator sees a deadlock only when every live thread of a block waits at one of those and no
+// rendezvous can complete; it then names a thread whose absence blocks a warp collective. (A spin on
+// a shared-memory flag never yields: such a kernel hangs the emulator instead.) The lines of the
+// blocking call sites are recorded for the exact messages.
+// In block (1,0,0) of a 32 x 2 block, the lower half of warp 1 (threads (0..15,1,0)) shuffles while
+// the upper half waits at the barrier; every other thread waits at the barrier, block 0 runs cleanly.
+constexpr unsigned kShuffleAgainstBarrierLines[2] = {__LINE__ + 3, __LINE__ + 4};
+__global__ void shuffle_against_barrier(float* out) {
+  float v = float(threadIdx.x);
+  if (blockIdx.x == 1 && threadIdx.y == 1 && threadIdx.x < 16) v = arch::shfl_xor(v, 1);
+  __syncthreads();
+  out[blockIdx.x * 64 + threadIdx.y * 32 + threadIdx.x] = v;
+}
+
+// Thread 37 (lane 5 of warp 1) returns before a full-warp shuffle that its 31 lanes then wait in.
+constexpr unsigned kLaneExitsLine = __LINE__ + 4;
+__global__ void lane_exits_before_shuffle(float* out) {
+  const unsigned t = threadIdx.x;
+  if (t == 37) return;
+  out[t] = arch::shfl_xor(float(t), 1);
+}
+
+// The twin without the defect: every lane shuffles, then every thread reaches the barrier.
+__global__ void converged_shuffle_then_barrier(float* out) {
+  float v = arch::shfl_xor(float(threadIdx.x), 1);
+  __syncthreads();
+  out[blockIdx.x * 64 + threadIdx.y * 32 + threadIdx.x] = v;
+}
 
 __global__ void read_poison(std::uint32_t* out) {
   out[threadIdx.x] = smem_load(&dynamic_smem<std::uint32_t>()[threadIdx.x]);
@@ -99,7 +114,8 @@ TEST(Emulator, BlockSumWithShufflesAndSharedMemory) {
   const unsigned blocks = 37, threads = 128;
   std::vector<float> in(blocks * threads), out(blocks, -1);
   std::iota(in.begin(), in.end(), 0.0f);
-  launch_kernel("block_sum", {blocks, 1, 1}, {threads, 1, 1}, 4 * sizeof(float), block_sum, in.data(), out.data());
+  launch_kernel("block_sum", {blocks, 1, 1}, {threads, 1, 1}, 4 * sizeof(float), sample_block_sum, in.data(),
+                out.data());
   for (unsigned b = 0; b < blocks; ++b) {
     float want = 0;
     for (unsigned t = 0; t < threads; ++t) want += in[b * threads + t];
@@ -142,10 +158,58 @@ TEST(Emulator, ShuffleByHalfAWarp) {
                    "__syncthreads"), std::string::npos) << e;
 }
 
+std::string launch_error_2d(void (*kernel)(float*), const char* name, Dim3 block) {
+  std::vector<float> out(1024);
+  try {
+    launch_kernel(name, {2, 1, 1}, block, 0, kernel, out.data());
+  } catch (const emu::EmulationError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(EmulatorDeadlock, HalfAWarpShufflesWhileTheOtherHalfWaitsAtTheBarrier) {
+  const std::string e = launch_error_2d(shuffle_against_barrier, "shuffle_against_barrier", {32, 2, 1});
+  // Lane 16 of warp 1 is the first lane the shuffle waits for; it waits at the barrier instead.
+  const std::string want = "kernel shuffle_against_barrier, block (1,0,0), thread (16,1,0): warp collective shfl.xor "
+                           "at test_emulator.cpp:" + std::to_string(kShuffleAgainstBarrierLines[0]) +
+                           " reached by a non-converged subset of mask 0xffffffff: lane 16 (thread (16,1,0)) waits at "
+                           "__syncthreads at test_emulator.cpp:" + std::to_string(kShuffleAgainstBarrierLines[1]);
+  EXPECT_EQ(e, want);
+}
+
+TEST(EmulatorDeadlock, ALaneExitedBeforeAFullWarpShuffle) {
+  const std::string e = launch_error(lane_exits_before_shuffle, "lane_exits", 64, 0);
+  const std::string want = "kernel lane_exits, block (0,0,0), thread (37,0,0): warp collective shfl.xor at "
+                           "test_emulator.cpp:" + std::to_string(kLaneExitsLine) +
+                           " reached by a non-converged subset of mask 0xffffffff: lane 5 (thread (37,0,0)) has exited";
+  EXPECT_EQ(e, want);
+}
+
+TEST(EmulatorDeadlock, TheConvergedTwinRunsCleanly) {
+  std::vector<float> out(2 * 64, -1.0f);
+  launch_kernel("converged", {2, 1, 1}, {32, 2, 1}, 0, converged_shuffle_then_barrier, out.data());
+  for (unsigned i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], float((i % 32) ^ 1)) << i;
+}
+
 TEST(Emulator, AtomicsAcrossParallelBlocks) {
+  const std::vector<float> ones(200 * 96, 1.0f);
   float counter = 0;
-  launch_kernel("count", {200, 1, 1}, {96, 1, 1}, 0, count_with_atomics, &counter);
+  launch_kernel("count", {200, 1, 1}, {96, 1, 1}, 0, sample_atomic_histogram, ones.data(), &counter, 1);
   EXPECT_EQ(counter, 200.0f * 96.0f);
+}
+
+TEST(Emulator, AtomicHistogramOfSmallIntegers) {
+  // Integers with every partial sum below 2^24: exact in any order of the additions.
+  const unsigned blocks = 64, threads = 128;
+  const int bins = 7;
+  std::vector<float> in(blocks * threads), got(bins, 0.0f), want(bins, 0.0f);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    in[i] = static_cast<float>(static_cast<int>(i * 13 % 17) - 8);
+    want[i % bins] += in[i];
+  }
+  launch_kernel("histogram", {blocks, 1, 1}, {threads, 1, 1}, 0, sample_atomic_histogram, in.data(), got.data(), bins);
+  EXPECT_EQ(got, want);
 }
 
 TEST(Emulator, SharedMemoryStartsPoisoned) {
@@ -168,7 +232,8 @@ TEST(Emulator, BallotAndShuffleSemantics) {
 }
 
 TEST(Emulator, KernelExceptionsPropagate) {
-  EXPECT_THROW(launch_kernel("bad_block", {1, 1, 1}, {2000, 1, 1}, 0, count_with_atomics, (float*)nullptr),
+  EXPECT_THROW(launch_kernel("bad_block", {1, 1, 1}, {2000, 1, 1}, 0, sample_atomic_histogram, (const float*)nullptr,
+                            (float*)nullptr, 1),
                std::invalid_argument);
 }
 
@@ -176,8 +241,6 @@ TEST(Emulator, KernelExceptionsPropagate) {
 }  // namespace flashproof::kernels::FP_TARGET
 
 // ---- the tiled matrix product through cp.async, ldmatrix and mma (kernels/emu/sample_kernels.h) ----
-#include "kernels/emu/sample_kernels.h"
-
 namespace flashproof::kernels::FP_TARGET {
 namespace {
 

@@ -55,8 +55,9 @@ inline std::vector<Fa2Case> matrix_cases() {
   struct Lengths {
     std::int64_t q, k;
   };
-  // Ragged against every block size in use (32..128), and 1 on either side.
-  const Lengths small[] = {{1, 77}, {77, 1}, {130, 45}, {45, 130}, {70, 70}, {129, 200}};
+  // Ragged against every block size in use (32..128), 1 on either side, and several key blocks per
+  // query block (and the reverse), so that partial dQ sums from different key blocks meet.
+  const Lengths small[] = {{1, 300}, {300, 1}, {260, 45}, {45, 260}, {140, 140}, {129, 400}};
   const Lengths large_d[] = {{1, 77}, {77, 1}, {66, 45}, {45, 93}, {70, 70}, {33, 130}};
   int i = 0;
   for (int bucket : buckets) {
