@@ -4,7 +4,7 @@
 // masked row exactly.
 //
 // exp2 and ln are uninterpreted (proofs/z3_domain.h). Every query gets, for each application in it,
-// ground instances of these properties of the hardware approximations ex2.approx.ftz.f32 and __logf
+// ground instances of these properties of the hardware approximation ex2.approx.ftz.f32 and of logf
 // (the host's std::exp2 and std::log rounded to float satisfy them as well):
 //   E1  exp2(-inf) = +0
 //   E2  exp2(+0) = exp2(-0) = 1
