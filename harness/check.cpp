@@ -94,28 +94,84 @@ double max_finite_abs(const std::vector<double>& v) {
   return m;
 }
 
+// Elements whose exact value exceeds the range of dtype `t` (check.h): 0 inside the range,
+// 1 beyond it (|r| + B rounds to inf), 2 certainly overflowing (|r| - B rounds to inf too).
+enum : std::uint8_t { kInRange = 0, kBeyondRange = 1, kCertainOverflow = 2 };
+std::vector<std::uint8_t> range_classes(DType t, const reference::CertifiedTensor& ref) {
+  std::vector<std::uint8_t> cls(ref.value.size(), kInRange);
+  for (std::size_t x = 0; x < ref.value.size(); ++x) {
+    const double r = std::fabs(ref.value[x]), b = ref.bound[x];
+    if (!ref.checked[x] || !std::isfinite(r) || !(b <= 0x1p-20 * r)) continue;
+    if (std::isinf(round_to(t, r + b)))
+      cls[x] = std::isinf(round_to(t, r - b)) ? kCertainOverflow : kBeyondRange;
+  }
+  return cls;
+}
+
+// How one output treats the elements beyond the range: the mask of elements left to the ordinary
+// comparison, and the counts of signed infs (accepted) and finite values at certain overflows.
+struct RangeOutcome {
+  std::vector<std::uint8_t> compared;
+  std::int64_t beyond = 0, as_inf = 0, finite = 0;
+};
+RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor& ref,
+                           const std::vector<std::uint8_t>& cls) {
+  RangeOutcome o;
+  o.compared = ref.checked;
+  const Shape& s = a.shape();
+  std::size_t x = 0;
+  for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
+    for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
+      for (std::int64_t i2 = 0; i2 < s[2]; ++i2)
+        for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++x) {
+          if (cls[x] == kInRange) continue;
+          ++o.beyond;
+          const double v = a.get(i0, i1, i2, i3);
+          if (std::isinf(v) && std::signbit(v) == std::signbit(ref.value[x])) {
+            ++o.as_inf;
+            o.compared[x] = 0;
+          } else if (std::isfinite(v) && cls[x] == kCertainOverflow) {
+            ++o.finite;
+            o.compared[x] = 0;
+          }
+        }
+  return o;
+}
+
 TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
                          const HostTensor& baseline, const reference::CertifiedTensor& ref,
                          double k, const CheckOptions& opt) {
   TensorCheck t;
   t.name = name;
+  t.dtype = actual.dtype();
   // The floor scales with the reference's magnitude (its summands), not its value, so an exact 0
   // (dQ when seqlen_k = 1) does not collapse the tolerance to 0.
   const double floor = opt.floor_ulps * unit_roundoff(actual.dtype()) * max_finite_abs(ref.magnitude);
+  const std::vector<std::uint8_t> cls = range_classes(actual.dtype(), ref);
+  const RangeOutcome base_range = range_outcome(baseline, ref, cls);
+  const RangeOutcome range = range_outcome(actual, ref, cls);
+  t.beyond_range = range.beyond;
+  t.overflow_as_inf = range.as_inf;
+  t.finite_beyond_range = range.finite;
   CompareOptions co;
   co.rel_floor = floor;
-  co.checked = &ref.checked;
+  co.checked = &base_range.compared;
   const ReferenceView view{&ref.value, &ref.bound};
   t.baseline_errors = compare(baseline, view, co);
   t.tolerance = k * t.baseline_errors.max_abs + floor;
   const std::vector<double> tol(ref.value.size(), t.tolerance);
   co.tolerance = &tol;
+  co.checked = &range.compared;
   t.errors = compare(actual, view, co);
   t.max_reference_bound = t.errors.max_reference_bound;
   auto fail = [&](std::string why) {
     t.verdict = Verdict::fail;
     t.reasons.push_back(std::move(why));
   };
+  const std::string dtype(dtype_name(actual.dtype()));
+  if (range.finite > 0)
+    fail(std::to_string(range.finite) + " finite values where the exact " + name +
+         " overflows " + dtype + " (silent wrong answers)");
   if (t.errors.nonfinite_reference > 0)
     fail(std::to_string(t.errors.nonfinite_reference) + " reference values are not finite");
   if (t.errors.nan_mismatch > 0)
@@ -127,7 +183,8 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   if (t.errors.loose_reference > 0)
     fail("reference bound not far below the tolerance at " +
          std::to_string(t.errors.loose_reference) + " elements");
-  if (t.errors.count == 0) fail("no element was compared");
+  if (t.errors.count == 0 && range.beyond == 0) fail("no element was compared");
+  if (t.verdict != Verdict::fail && range.beyond > 0) t.verdict = Verdict::out_of_domain;
   return t;
 }
 
@@ -148,7 +205,7 @@ CheckRecord run_check(const Case& c, const CheckOptions& opt) {
   r.reference_backend = reference::backend_name(opt.reference.backend);
   const Inputs in = generate_inputs(p, c.dist, c.seed);
   r.domain_note = domain_violation(p, in);
-  r.in_domain = r.domain_note.empty();
+  r.inputs_in_domain = r.domain_note.empty();
 
   auto t0 = Clock::now();
   const Outputs out = run_impl(*impl, c, in);
@@ -172,12 +229,25 @@ CheckRecord run_check(const Case& c, const CheckOptions& opt) {
   }
   r.seconds_reference = since(t0);
 
+  // Exact results beyond the output dtype's range put the case out of the domain too (check.h).
+  for (const TensorCheck& t : r.tensors)
+    if (t.beyond_range > 0) {
+      if (!r.domain_note.empty()) r.domain_note += "; ";
+      r.domain_note += "exact " + t.name + " exceeds the " +
+                       std::string(dtype_name(t.dtype)) +
+                       " range at " + std::to_string(t.beyond_range) +
+                       (t.beyond_range == 1 ? " element" : " elements");
+    }
+  r.in_domain = r.domain_note.empty();
+
   r.verdict = Verdict::pass;
   for (const TensorCheck& t : r.tensors)
+    if (t.verdict == Verdict::out_of_domain) r.verdict = Verdict::out_of_domain;
+  for (const TensorCheck& t : r.tensors)
     if (t.verdict == Verdict::fail) r.verdict = Verdict::fail;
-  // Outside the valid domain accuracy is not promised (and the reference carries no bound there):
-  // the case is reported apart rather than failed.
-  if (!r.in_domain) r.verdict = Verdict::out_of_domain;
+  // Inputs outside the valid domain: accuracy is not promised (and the reference carries no bound
+  // there), so the case is reported apart rather than failed.
+  if (!r.inputs_in_domain) r.verdict = Verdict::out_of_domain;
   return r;
 }
 
@@ -233,6 +303,7 @@ std::string to_json(const CheckRecord& r) {
     << json_string(distribution_name(r.c.dist)) << ", \"seed\": " << r.c.seed
     << ", \"backward\": " << (r.c.backward ? "true" : "false") << "},\n";
   s << "  \"in_domain\": " << (r.in_domain ? "true" : "false")
+    << ", \"inputs_in_domain\": " << (r.inputs_in_domain ? "true" : "false")
     << ", \"domain_note\": " << json_string(r.domain_note) << ",\n";
   s << "  \"reference\": {\"backend\": " << json_string(r.reference_backend)
     << ", \"sampling\": " << json_string(r.reference_stats.sampling)
@@ -243,7 +314,9 @@ std::string to_json(const CheckRecord& r) {
     const TensorCheck& t = r.tensors[i];
     s << "    {\"name\": " << json_string(t.name) << ", \"verdict\": "
       << json_string(verdict_name(t.verdict)) << ", \"tolerance\": " << json_number(t.tolerance)
-      << ", \"max_reference_bound\": " << json_number(t.max_reference_bound) << ", \"reasons\": [";
+      << ", \"max_reference_bound\": " << json_number(t.max_reference_bound)
+      << ", \"beyond_range\": " << t.beyond_range << ", \"overflow_as_inf\": " << t.overflow_as_inf
+      << ", \"finite_beyond_range\": " << t.finite_beyond_range << ", \"reasons\": [";
     for (std::size_t k = 0; k < t.reasons.size(); ++k)
       s << (k ? ", " : "") << json_string(t.reasons[k]);
     s << "],\n     \"errors\": " << json_metrics(t.errors)
@@ -277,10 +350,16 @@ std::string to_table(const CheckRecord& r) {
       << (std::to_string(t.errors.nan_mismatch) + "/" + std::to_string(t.errors.inf_mismatch))
       << verdict_name(t.verdict) << "\n";
     for (const std::string& why : t.reasons) s << "       " << why << "\n";
+    if (t.beyond_range > 0)
+      s << "       exact value beyond the " << dtype_name(t.dtype)
+        << " range at " << t.beyond_range << " elements: " << t.overflow_as_inf
+        << " returned as the signed inf, " << t.finite_beyond_range << " finite\n";
   }
   s << "rules applied: no NaN/inf where the reference is finite; error <= k x naive baseline + "
        "floor (k = 2 forward, 3 backward); reference finite and its bound far below the "
-       "tolerance. The rigorous per-element bound rule is not implemented yet.\n";
+       "tolerance; where the exact value overflows the dtype, the signed inf is accepted, a "
+       "finite value fails, and the tensor is out-of-domain. The rigorous per-element bound rule "
+       "is not implemented yet.\n";
   s << "verdict: " << verdict_name(r.verdict) << "\n";
   return s.str();
 }

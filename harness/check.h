@@ -35,21 +35,49 @@ struct CheckOptions {
 enum class Verdict { pass, fail, out_of_domain };
 const char* verdict_name(Verdict v);
 
+// Results beyond the output dtype's range (SPEC "Valid input domain": outside the representable
+// result an implementation may lose accuracy but must never return a finite wrong answer
+// silently). With T the dtype's overflow threshold (the least magnitude that rounds to inf: fp16
+// 65520, bf16 and fp32 just below 2^128) and a reference value r with certified bound B, the
+// exact result lies in [|r| - B, |r| + B]. An element is *beyond the range* when its reference is
+// finite and tight (B <= 2^-20 |r|) and |r| + B rounds to inf in the output dtype, i.e. the
+// correctly rounded exact result is (or, at the very edge, may be) +-inf; it *certainly
+// overflows* when |r| - B rounds to inf as well. At an element beyond the range:
+//   - inf with the sign of r is the correctly rounded result: accepted (not an inf mismatch);
+//   - a finite value where the exact result certainly overflows is a silent wrong answer: fail
+//     ("finite values where the exact dQ overflows fp16"), whatever the tolerance;
+//   - anything else (NaN, inf of the wrong sign, a finite value at an edge element) goes through
+//     the ordinary rules (NaN/inf mismatch, error against the tolerance).
+// Elements accepted as inf or failed as finite are left out of the error metrics (errors and
+// baseline_errors, hence the tolerance), which cover the elements inside the range. A tensor with
+// elements beyond the range and no failure is out_of_domain, not pass: its exact result is not
+// representable, so it cannot be checked as a whole. A tensor that fails stays fail.
 struct TensorCheck {
   std::string name;  // "O", "LSE", "dQ", "dK", "dV"
+  DType dtype = DType::fp32;  // of the output (LSE: fp32; the others: the problem's dtype)
   ErrorMetrics errors;
   ErrorMetrics baseline_errors;  // of the naive baseline on the same inputs
   double tolerance = 0;          // regression rule: k * baseline max_abs + floor
   double max_reference_bound = 0;
+  std::int64_t beyond_range = 0;         // compared elements whose exact value exceeds the dtype
+  std::int64_t overflow_as_inf = 0;      // ... where the implementation returned the signed inf
+  std::int64_t finite_beyond_range = 0;  // ... where it returned a finite value (certain overflow)
   Verdict verdict = Verdict::pass;
   std::vector<std::string> reasons;  // why it failed, one line each
 };
 
+// Verdict of a case: out_of_domain when its inputs are outside SPEC's valid domain (the reference
+// carries no usable bound there; nothing is judged); otherwise fail when any tensor fails, else
+// out_of_domain when any tensor's exact result exceeds its dtype's range, else pass.
 struct CheckRecord {
   Case c;
   std::string impl_where;
+  // Inputs inside SPEC's valid domain and every exact result representable in its output dtype.
   bool in_domain = true;
-  std::string domain_note;  // why the case is out of the valid domain
+  bool inputs_in_domain = true;  // the input part alone
+  // Why the case is out of the domain, e.g. "a scaled logit exceeds 2^64" or "exact dQ exceeds
+  // the fp16 range at 198 elements" (several reasons are joined with "; ").
+  std::string domain_note;
   std::vector<TensorCheck> tensors;
   reference::Stats reference_stats;
   std::string reference_backend;

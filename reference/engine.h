@@ -159,6 +159,7 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   std::vector<Real> dlt(n);
   std::vector<double> delta(n), lo(n);
   Real shift;
+  double shift2 = 0;  // fast path: second part of the shift, m = shift + shift2 exactly
   for (std::int64_t t = 0; t < n; ++t) {
     const std::int64_t j = r.keys[t];
     const double* k = in_.k.row(b, hk, j);
@@ -184,7 +185,17 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
       delta[t] = abs_scale * err + u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
     }
   }
-  shift = *std::max_element(dlt.begin(), dlt.end());
+  if constexpr (kFast) {
+    // The shift must be (close to) the largest logit hi + lo, not the largest hi: |lo| reaches
+    // 2^-26 |s|, so with logits near 2^64 a larger hi can belong to a smaller logit by 2^38 and
+    // exp(d_j) would overflow. First pass: m = max fl(hi + lo), within u |s| (<= 2^11) of the
+    // largest logit. Second pass below: the largest computed d_j is subtracted as well, so every
+    // d^_j <= 0 and the largest is exactly 0 (l^ >= 1, no overflow).
+    shift = -kInf;
+    for (std::int64_t t = 0; t < n; ++t) shift = std::max(shift, dlt[t] + lo[t]);
+  } else {
+    shift = *std::max_element(dlt.begin(), dlt.end());
+  }
   for (std::int64_t t = 0; t < n; ++t) {
     if constexpr (kFast) {
       const TwoDouble e = two_sum(dlt[t], -shift);  // exact
@@ -194,6 +205,17 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
     } else {
       dlt[t] = dlt[t] - shift;
       delta[t] += u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
+    }
+  }
+  if constexpr (kFast) {
+    double top = -kInf;
+    for (std::int64_t t = 0; t < n; ++t) top = std::max(top, dlt[t]);
+    if (std::isfinite(top) && top != 0) {  // d^_j - top targets s_j - (shift + top) exactly
+      shift2 = top;
+      for (std::int64_t t = 0; t < n; ++t) {
+        dlt[t] -= top;
+        delta[t] += u * std::fabs(dlt[t]) * (1 + 4 * u);
+      }
     }
   }
 
@@ -244,8 +266,18 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
     r.prob_err[t] = r.prob_d[t] * std::expm1(a[t] + rho + u / (1 - u)) * kSafety;
   }
   const Real log_l = log(l);
-  r.lse = shift + log_l;
-  r.lse_err = (rho + m_.uf * std::fabs(to_d(log_l)) + u * std::fabs(to_d(r.lse)) * (1 + 4 * u)) *
+  // LSE = m + log l with m = shift (+ shift2 on the fast path; adding it rounds once more).
+  Real tail = log_l;
+  double tail_err = 0;
+  if constexpr (kFast) {
+    if (shift2 != 0) {
+      tail = shift2 + log_l;
+      tail_err = u * std::fabs(tail) * (1 + 4 * u);
+    }
+  }
+  r.lse = shift + tail;
+  r.lse_err = (rho + m_.uf * std::fabs(to_d(log_l)) + tail_err +
+               u * std::fabs(to_d(r.lse)) * (1 + 4 * u)) *
               kSafety;
 
   // O_c = sum_j P^_j v_jc. Error: summation bound plus sum_j |P^_j - P_j| |v_jc|.

@@ -104,8 +104,21 @@ std::int64_t k_col_of(const Problem& p, std::int64_t idx) {  // idx in [b, sk, h
   return (b * p.heads_kv + h) * p.seqlen_k + j;
 }
 
-bool meets(const CertifiedTensor& t, std::size_t x, const Options& opt) {
-  if (!std::isfinite(t.value[x])) return true;  // nothing to gain from more precision
+// True when every input value is finite (inside SPEC's domain or beyond it up to the fp32 range).
+bool all_finite(const DenseInputs& in) {
+  for (const DenseRows* r : {&in.q, &in.k, &in.v, &in.dout})
+    for (double x : r->data)
+      if (!std::isfinite(x)) return false;
+  return true;
+}
+
+// Whether the fast path's element stands. A non-finite value stands only where MPFR could not do
+// better: an exact infinity (bound 0: the LSE of a row that sees no key), or any NaN/inf when an
+// input is NaN or inf. With finite inputs the exact result is finite (or an exact +inf LSE), so a
+// NaN or an inexact infinity from the double engine is its own failure and is recomputed in MPFR.
+bool meets(const CertifiedTensor& t, std::size_t x, const Options& opt, bool finite_inputs) {
+  if (!std::isfinite(t.value[x]))
+    return !finite_inputs || (std::isinf(t.value[x]) && t.bound[x] == 0);
   const double scale = opt.relative_to == Options::RelativeTo::value ? std::fabs(t.value[x])
                                                                      : t.magnitude[x];
   // A bound at the floor (e.g. the exact 0 of an empty row) needs no more precision.
@@ -162,10 +175,10 @@ void take_masked(const CertifiedTensor& from, CertifiedTensor& into, const Probl
 
 // Rows/columns owning an element that misses the requirement.
 void collect_misses(const CertifiedTensor& t, const Problem& p, const Options& opt,
-                    std::vector<std::uint8_t>& mask,
+                    bool finite_inputs, std::vector<std::uint8_t>& mask,
                     std::int64_t (*owner)(const Problem&, std::int64_t)) {
   for (std::int64_t x = 0; x < static_cast<std::int64_t>(t.value.size()); ++x)
-    if (t.checked[x] && !meets(t, x, opt)) mask[owner(p, x)] = 1;
+    if (t.checked[x] && !meets(t, x, opt, finite_inputs)) mask[owner(p, x)] = 1;
 }
 
 std::int64_t count(const std::vector<std::uint8_t>& m) {
@@ -200,9 +213,10 @@ ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k
   mark_checked(res.o, p, m.rows, q_row_of);
   mark_checked(res.lse, p, m.rows, lse_owner);
   if (opt.backend == Backend::fast) {
+    const bool finite = all_finite(in);
     std::vector<std::uint8_t> redo(m.rows.size(), 0);
-    collect_misses(res.o, p, opt, redo, q_row_of);
-    collect_misses(res.lse, p, opt, redo, lse_owner);
+    collect_misses(res.o, p, opt, finite, redo, q_row_of);
+    collect_misses(res.lse, p, opt, finite, redo, lse_owner);
     res.stats.fallback_rows = count(redo);
     if (res.stats.fallback_rows > 0) {
       ForwardResult exact;
@@ -247,9 +261,10 @@ BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor&
   if (opt.backend == Backend::fast) {
     Masks redo{std::vector<std::uint8_t>(m.rows.size(), 0),
                std::vector<std::uint8_t>(m.cols.size(), 0)};
-    collect_misses(res.dq, p, opt, redo.rows, q_row_of);
-    collect_misses(res.dk, p, opt, redo.cols, k_col_of);
-    collect_misses(res.dv, p, opt, redo.cols, k_col_of);
+    const bool finite = all_finite(in);
+    collect_misses(res.dq, p, opt, finite, redo.rows, q_row_of);
+    collect_misses(res.dk, p, opt, finite, redo.cols, k_col_of);
+    collect_misses(res.dv, p, opt, finite, redo.cols, k_col_of);
     res.stats.fallback_rows = count(redo.rows);
     res.stats.fallback_columns = count(redo.cols);
     if (res.stats.fallback_rows + res.stats.fallback_columns > 0) {

@@ -116,6 +116,117 @@ TEST(Check, NonFiniteInputsAreOutOfDomain) {
   EXPECT_FALSE(r.in_domain);
 }
 
+// fp16, head_dim 4, logits ~1e18: the inputs saturate at +-65504, several keys of a row are
+// identical, so the softmax splits exactly between them and the exact dQ/dK reach beyond fp16's
+// range (|x| >= 65520 rounds to inf). The naive baseline computes those rows exactly enough that
+// every such element comes out as the correctly signed inf.
+Case beyond_fp16_range_case(const std::string& impl) {
+  Case c;
+  c.impl = impl;
+  c.backward = true;
+  c.problem.dtype = DType::fp16;
+  c.problem.heads_q = 2;
+  c.problem.heads_kv = 1;
+  c.problem.seqlen_q = 24;
+  c.problem.seqlen_k = 20;
+  c.problem.head_dim = 4;
+  c.dist = Distribution{Distribution::Kind::large_logits, 1e18};
+  c.seed = 1;
+  return c;
+}
+
+TEST(Check, ExactGradientsBeyondTheDtypeRangeAreOutOfDomainNotFail) {
+  const CheckRecord r = run_check(beyond_fp16_range_case("naive"));
+  EXPECT_EQ(r.verdict, Verdict::out_of_domain) << to_table(r);
+  EXPECT_FALSE(r.in_domain);
+  EXPECT_TRUE(r.inputs_in_domain);  // logits below 2^64: the inputs are fine
+  EXPECT_NE(r.domain_note.find("exact dK exceeds the fp16 range at 8 elements"), std::string::npos)
+      << r.domain_note;
+  const TensorCheck& dk = tensor(r, "dK");
+  EXPECT_EQ(dk.verdict, Verdict::out_of_domain);
+  EXPECT_EQ(dk.beyond_range, 8);
+  EXPECT_EQ(dk.overflow_as_inf, 8);
+  EXPECT_EQ(dk.finite_beyond_range, 0);
+  EXPECT_EQ(dk.errors.inf_mismatch, 0);  // the signed infs are not mismatches
+  EXPECT_GT(dk.errors.count, 0);          // the rest of dK is still compared
+  for (const char* name : {"O", "LSE", "dV"}) {
+    EXPECT_EQ(tensor(r, name).verdict, Verdict::pass) << name;
+    EXPECT_EQ(tensor(r, name).beyond_range, 0) << name;
+  }
+  EXPECT_NE(to_json(r).find("\"verdict\": \"out-of-domain\""), std::string::npos);
+  EXPECT_NE(to_json(r).find("\"inputs_in_domain\": true"), std::string::npos);
+}
+
+// A finite value where the exact result overflows the dtype is a silent wrong answer: it fails,
+// even when the regression tolerance is wide enough to let its error through. An inf of the wrong
+// sign fails too.
+TEST(Check, FiniteValuesWhereTheExactResultOverflowsFail) {
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    // Saturates dQ, dK, dV to +-65504 instead of rounding to inf (a saturating conversion).
+    auto saturate = [](HostTensor& t) {
+      const Shape& s = t.shape();
+      for (std::int64_t a = 0; a < s[0]; ++a)
+        for (std::int64_t b = 0; b < s[1]; ++b)
+          for (std::int64_t h = 0; h < s[2]; ++h)
+            for (std::int64_t d = 0; d < s[3]; ++d)
+              if (std::isinf(t.get(a, b, h, d))) t.set(a, b, h, d, std::copysign(65504.0, t.get(a, b, h, d)));
+    };
+    register_implementation(std::make_unique<Broken>(
+        "saturating_grads", [](const Problem&, ForwardArgs&) {},
+        [saturate](const Problem&, BackwardArgs& a) {
+          saturate(a.dq);
+          saturate(a.dk);
+          saturate(a.dv);
+        }));
+    // Writes 0 where the gradient overflowed.
+    register_implementation(std::make_unique<Broken>(
+        "zeroed_overflow", [](const Problem&, ForwardArgs&) {},
+        [](const Problem&, BackwardArgs& a) {
+          const Shape& s = a.dk.shape();
+          for (std::int64_t j = 0; j < s[1]; ++j)
+            for (std::int64_t d = 0; d < s[3]; ++d)
+              if (std::isinf(a.dk.get(0, j, 0, d))) a.dk.set(0, j, 0, d, 0.0);
+        }));
+    // Flips the sign of every inf in dK.
+    register_implementation(std::make_unique<Broken>(
+        "flipped_inf", [](const Problem&, ForwardArgs&) {},
+        [](const Problem&, BackwardArgs& a) {
+          const Shape& s = a.dk.shape();
+          for (std::int64_t j = 0; j < s[1]; ++j)
+            for (std::int64_t d = 0; d < s[3]; ++d)
+              if (std::isinf(a.dk.get(0, j, 0, d))) a.dk.set(0, j, 0, d, -a.dk.get(0, j, 0, d));
+        }));
+  }
+  CheckOptions wide;  // a tolerance far above any error: only the overflow rule can fail dK
+  wide.k_backward = 1e9;
+  for (const CheckOptions& opt : {CheckOptions{}, wide}) {
+    const CheckRecord sat = run_check(beyond_fp16_range_case("saturating_grads"), opt);
+    EXPECT_EQ(sat.verdict, Verdict::fail) << to_table(sat);
+    const TensorCheck& dk = tensor(sat, "dK");
+    EXPECT_EQ(dk.verdict, Verdict::fail);
+    EXPECT_EQ(dk.finite_beyond_range, 8);
+    EXPECT_EQ(dk.overflow_as_inf, 0);
+    ASSERT_FALSE(dk.reasons.empty());
+    EXPECT_NE(dk.reasons[0].find("8 finite values where the exact dK overflows fp16"),
+              std::string::npos) << dk.reasons[0];
+    EXPECT_EQ(tensor(sat, "dQ").verdict, Verdict::fail);
+    EXPECT_EQ(tensor(sat, "dV").verdict, Verdict::pass);
+    // The note still says why the case is beyond the domain; the verdict is fail all the same.
+    EXPECT_FALSE(sat.in_domain);
+
+    const CheckRecord zero = run_check(beyond_fp16_range_case("zeroed_overflow"), opt);
+    EXPECT_EQ(zero.verdict, Verdict::fail);
+    EXPECT_EQ(tensor(zero, "dK").finite_beyond_range, 8);
+    EXPECT_EQ(tensor(zero, "dQ").verdict, Verdict::out_of_domain);
+
+    const CheckRecord flip = run_check(beyond_fp16_range_case("flipped_inf"), opt);
+    EXPECT_EQ(flip.verdict, Verdict::fail);
+    EXPECT_EQ(tensor(flip, "dK").errors.inf_mismatch, 8);
+  }
+}
+
 TEST(Check, BadCasesAreOneLineErrors) {
   Case c = small_case("no_such_impl", false);
   EXPECT_THROW(run_check(c), std::invalid_argument);

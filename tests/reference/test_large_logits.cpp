@@ -1,0 +1,169 @@
+// Logits near the top of SPEC's valid domain (|scale q.k| up to 2^64): the reference must return
+// finite O, LSE and gradients with small certified bounds, for fp16 and for bf16 (whose wide
+// exponent range lets the large-logits generator actually reach 1e18 and beyond).
+//
+// Regression: the fast path used to take the softmax shift from the high halves of its logit
+// pairs (s = hi + lo, |lo| up to 2^-26 |s|), so with logits of 1e18 a "shifted" logit could be
+// +1e10, exp overflowed and O/LSE/gradients came out NaN; and the fallback treated a NaN from the
+// fast path as final ("nothing to gain from more precision") instead of recomputing it in MPFR.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <ostream>
+#include <string>
+
+#include "core/generators.h"
+#include "reference/arith.h"
+#include "reference/reference.h"
+
+namespace flashproof::reference {
+namespace {
+
+struct LargeCase {
+  DType dtype;
+  double logits;
+  std::uint64_t seed;
+  std::int64_t hq, hkv, sq, sk, d;
+  bool causal;
+};
+
+std::string name_of(const LargeCase& c) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%s_%.0e_seed%llu_%lldx%lld_d%lld%s", std::string(dtype_name(c.dtype)).c_str(),
+                c.logits, static_cast<unsigned long long>(c.seed), static_cast<long long>(c.sq),
+                static_cast<long long>(c.sk), static_cast<long long>(c.d),
+                c.causal ? "_causal" : "");
+  std::string s = buf;
+  for (char& ch : s)
+    if (ch == '+' || ch == '.' || ch == '-') ch = '_';
+  return s;
+}
+
+void PrintTo(const LargeCase& c, std::ostream* os) { *os << name_of(c); }
+
+Problem problem_of(const LargeCase& c) {
+  Problem p;
+  p.dtype = c.dtype;
+  p.heads_q = c.hq;
+  p.heads_kv = c.hkv;
+  p.seqlen_q = c.sq;
+  p.seqlen_k = c.sk;
+  p.head_dim = c.d;
+  if (c.causal) p.window_right = 0;
+  return p;
+}
+
+// Every checked value is finite (an LSE of +inf only where the row sees no key, exact), its bound
+// is finite and meets the default requirement (2^-40 of its magnitude).
+void expect_certified(const char* what, const CertifiedTensor& t) {
+  std::int64_t bad = 0;
+  for (std::size_t x = 0; x < t.value.size(); ++x) {
+    if (!t.checked[x]) continue;
+    const double v = t.value[x], b = t.bound[x];
+    const bool exact_inf = std::isinf(v) && v > 0 && b == 0;
+    const bool ok = exact_inf || (std::isfinite(v) && b <= std::max(0x1p-40 * t.magnitude[x],
+                                                                    2 * kFloor));
+    if (!ok && ++bad <= 3)
+      ADD_FAILURE() << what << "[" << x << "] value " << v << " bound " << b << " magnitude "
+                    << t.magnitude[x];
+  }
+  EXPECT_EQ(bad, 0) << what << ": elements not finite or not certified";
+}
+
+void expect_agree(const char* what, const CertifiedTensor& a, const CertifiedTensor& b) {
+  ASSERT_EQ(a.value.size(), b.value.size());
+  std::int64_t bad = 0;
+  for (std::size_t x = 0; x < a.value.size(); ++x) {
+    if (std::isinf(a.value[x]) || std::isinf(b.value[x])) {
+      if (a.value[x] != b.value[x] && ++bad <= 3)
+        ADD_FAILURE() << what << "[" << x << "] " << a.value[x] << " vs " << b.value[x];
+      continue;
+    }
+    if (!(std::fabs(a.value[x] - b.value[x]) <= a.bound[x] + b.bound[x]) && ++bad <= 3)
+      ADD_FAILURE() << what << "[" << x << "] " << a.value[x] << " vs " << b.value[x]
+                    << " bounds " << a.bound[x] << " + " << b.bound[x];
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+class LargeLogits : public ::testing::TestWithParam<LargeCase> {};
+
+// The public fast path (with its MPFR fallback) certifies every element and agrees with the pure
+// MPFR backend within the two bounds.
+TEST_P(LargeLogits, FastPathWithFallbackIsFiniteCertifiedAndAgreesWithMpfr) {
+  const LargeCase& c = GetParam();
+  const Problem p = problem_of(c);
+  const Inputs in =
+      generate_inputs(p, Distribution{Distribution::Kind::large_logits, c.logits}, c.seed);
+  Options exact;
+  exact.backend = Backend::mpfr;
+  const ForwardResult f = forward(p, in.q, in.k, in.v), fm = forward(p, in.q, in.k, in.v, exact);
+  expect_certified("O", f.o);
+  expect_certified("LSE", f.lse);
+  expect_certified("O (mpfr)", fm.o);
+  expect_certified("LSE (mpfr)", fm.lse);
+  expect_agree("O", f.o, fm.o);
+  expect_agree("LSE", f.lse, fm.lse);
+  const BackwardResult b = backward(p, in.q, in.k, in.v, in.dout),
+                       bm = backward(p, in.q, in.k, in.v, in.dout, exact);
+  expect_certified("dQ", b.dq);
+  expect_certified("dK", b.dk);
+  expect_certified("dV", b.dv);
+  expect_agree("dQ", b.dq, bm.dq);
+  expect_agree("dK", b.dk, bm.dk);
+  expect_agree("dV", b.dv, bm.dv);
+}
+
+// The double-precision engine alone (a requirement every finite bound meets, so nothing falls
+// back): finite values and finite bounds, which agree with MPFR. Before the fix the shift made
+// exp overflow and rows came out NaN.
+TEST_P(LargeLogits, DoubleEngineAloneStaysFiniteAndAgreesWithMpfr) {
+  const LargeCase& c = GetParam();
+  const Problem p = problem_of(c);
+  const Inputs in =
+      generate_inputs(p, Distribution{Distribution::Kind::large_logits, c.logits}, c.seed);
+  Options loose;
+  loose.abs_requirement = kInf;  // accept any bound: the engine's own results come back
+  Options exact;
+  exact.backend = Backend::mpfr;
+  const ForwardResult f = forward(p, in.q, in.k, in.v, loose),
+                      fm = forward(p, in.q, in.k, in.v, exact);
+  const BackwardResult b = backward(p, in.q, in.k, in.v, in.dout, loose),
+                       bm = backward(p, in.q, in.k, in.v, in.dout, exact);
+  EXPECT_EQ(f.stats.fallback_rows, 0);
+  EXPECT_EQ(b.stats.fallback_rows, 0);
+  EXPECT_EQ(b.stats.fallback_columns, 0);
+  for (const auto& [what, t] : {std::pair<const char*, const CertifiedTensor*>{"O", &f.o},
+                                {"LSE", &f.lse}, {"dQ", &b.dq}, {"dK", &b.dk}, {"dV", &b.dv}}) {
+    std::int64_t nonfinite = 0;
+    for (std::size_t x = 0; x < t->value.size(); ++x) {
+      const bool exact_inf = std::isinf(t->value[x]) && t->bound[x] == 0;
+      if (!exact_inf && !(std::isfinite(t->value[x]) && std::isfinite(t->bound[x]))) ++nonfinite;
+    }
+    EXPECT_EQ(nonfinite, 0) << what << ": values or bounds not finite in the double engine";
+  }
+  expect_agree("O", f.o, fm.o);
+  expect_agree("LSE", f.lse, fm.lse);
+  expect_agree("dQ", b.dq, bm.dq);
+  expect_agree("dK", b.dk, bm.dk);
+  expect_agree("dV", b.dv, bm.dv);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, LargeLogits,
+    ::testing::Values(
+        // The reported case (bf16, logits 1e18, seed 7).
+        LargeCase{DType::bf16, 1e18, 7, 1, 1, 65, 129, 128, false},
+        LargeCase{DType::bf16, 1e6, 7, 2, 1, 17, 33, 64, false},
+        LargeCase{DType::bf16, 1e12, 11, 2, 1, 17, 33, 64, true},
+        LargeCase{DType::bf16, 1e18, 3, 2, 1, 24, 40, 128, true},
+        LargeCase{DType::bf16, 4e18, 5, 2, 2, 17, 33, 96, false},
+        LargeCase{DType::bf16, 4e18, 7, 1, 1, 9, 70, 256, true},
+        LargeCase{DType::fp16, 1e6, 7, 2, 1, 17, 33, 64, false},
+        LargeCase{DType::fp16, 1e12, 7, 2, 1, 17, 33, 64, true},
+        LargeCase{DType::fp16, 1e18, 7, 2, 1, 70, 90, 64, true},
+        LargeCase{DType::fp16, 4e18, 13, 1, 1, 20, 24, 128, false}),
+    [](const auto& info) { return name_of(info.param); });
+
+}  // namespace
+}  // namespace flashproof::reference
