@@ -146,7 +146,8 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   t.dtype = actual.dtype();
   // The floor scales with the reference's magnitude (its summands), not its value, so an exact 0
   // (dQ when seqlen_k = 1) does not collapse the tolerance to 0.
-  const double floor = opt.floor_ulps * unit_roundoff(actual.dtype()) * max_finite_abs(ref.magnitude);
+  const double ulps = name == "LSE" ? opt.lse_floor_ulps : opt.floor_ulps;
+  const double floor = ulps * unit_roundoff(actual.dtype()) * max_finite_abs(ref.magnitude);
   const std::vector<std::uint8_t> cls = range_classes(actual.dtype(), ref);
   const RangeOutcome base_range = range_outcome(baseline, ref, cls);
   const RangeOutcome range = range_outcome(actual, ref, cls);

@@ -108,6 +108,29 @@ TEST(Check, SeqlenKOneDoesNotCollapseTheTolerance) {
   EXPECT_GT(tensor(r, "O").tolerance, 0);
 }
 
+// LSE's floor (CheckOptions::lse_floor_ulps) admits the few fp32 roundings of a log2-domain LSE
+// and no more: with one key the baseline's LSE error can be 0, so the floor alone decides.
+TEST(Check, LseFloorAdmitsAFewRoundingsAndNotMore) {
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    for (const auto& [name, units] : {std::pair{"lse_3_units", 3.0}, std::pair{"lse_16_units", 16.0}}) {
+      const double factor = 1 + units * 0x1p-24;
+      register_implementation(std::make_unique<Broken>(name, [factor](const Problem& p, ForwardArgs& a) {
+        for (std::int64_t h = 0; h < p.heads_q; ++h)
+          for (std::int64_t i = 0; i < p.seqlen_q; ++i) a.lse.set(0, h, i, 0, a.lse.get(0, h, i) * factor);
+      }));
+    }
+  }
+  Case c = small_case("lse_3_units", false);
+  c.problem.seqlen_k = 1;
+  c.problem.window_right = -1;
+  c.dist = *parse_distribution("scaled:4");  // |LSE| well above 1, so units of it are not tiny
+  EXPECT_EQ(tensor(run_check(c), "LSE").verdict, Verdict::pass);
+  c.impl = "lse_16_units";
+  EXPECT_EQ(tensor(run_check(c), "LSE").verdict, Verdict::fail);
+}
+
 TEST(Check, NonFiniteInputsAreOutOfDomain) {
   Case c = small_case("naive", false);
   c.dist = Distribution{Distribution::Kind::special, 0.25};
