@@ -18,7 +18,9 @@
 namespace flashproof::kernels {
 namespace {
 
-constexpr std::int64_t kMaxSeqlen = std::int64_t{1} << 30;
+// Row, key and window arithmetic in the kernels is int32: with both lengths below 2^29 and the
+// window sides clamped (make_shape), i + offset + window stays below 2^31.
+constexpr std::int64_t kMaxSeqlen = std::int64_t{1} << 29;
 constexpr std::int64_t kMaxGridDim = 65535;  // grid y (batch) and z (heads)
 
 std::string fmt(const char* name, std::int64_t v) { return std::string(name) + " (" + std::to_string(v) + ")"; }
@@ -63,7 +65,7 @@ std::string shape_error(const Fa2Tensor& q, const Fa2Tensor& k, const Fa2Options
   if (!fa2_bucket_built(algo::head_dim_bucket(static_cast<int>(qs[3]))))
     return "fa2: head_dim bucket " + std::to_string(algo::head_dim_bucket(static_cast<int>(qs[3]))) +
            " is not built (FLASHPROOF_FA2_HEAD_DIMS)";
-  if (qs[1] > kMaxSeqlen || ks[1] > kMaxSeqlen) return "fa2: sequence lengths must be at most 2^30";
+  if (qs[1] > kMaxSeqlen || ks[1] > kMaxSeqlen) return "fa2: sequence lengths must be at most 2^29";
   if (qs[0] > kMaxGridDim) return "fa2: " + fmt("batch", qs[0]) + " must be at most 65535";
   if (qs[2] > kMaxGridDim) return "fa2: " + fmt("heads_q", qs[2]) + " must be at most 65535";
   if (o.softmax_scale && !std::isfinite(*o.softmax_scale)) return "fa2: softmax_scale must be finite";
@@ -82,10 +84,10 @@ Fa2Shape make_shape(Fa2Dtype dtype, const Fa2Tensor& q, const Fa2Tensor& k, cons
   s.softmax_scale = o.softmax_scale ? *o.softmax_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
   // log2(e) folded into the scale once, rounded to fp32 (the kernels then round each product).
   s.scale_log2 = static_cast<float>(static_cast<double>(s.softmax_scale) * 1.4426950408889634);
-  // A window side beyond the sequences is the same as unbounded and keeps the int arithmetic small.
-  const int limit = s.seqlen_q + s.seqlen_k;
-  s.window_left = o.window_left < 0 ? -1 : std::min(o.window_left, limit);
-  s.window_right = o.window_right < 0 ? -1 : std::min(o.window_right, limit);
+  // Clamped window sides see the same keys and keep the int arithmetic small: right >= seqlen_q
+  // already admits every key (i + offset + seqlen_q >= seqlen_k), left >= seqlen_k likewise.
+  s.window_left = o.window_left < 0 ? -1 : std::min(o.window_left, s.seqlen_k);
+  s.window_right = o.window_right < 0 ? -1 : std::min(o.window_right, s.seqlen_q);
   return s;
 }
 

@@ -141,7 +141,7 @@ class Fa2Attention final : public AttentionImpl {
     if (!kernels::fa2_bucket_built(bucket))
       return "fa2: head_dim bucket " + std::to_string(bucket) + " is not built (FLASHPROOF_FA2_HEAD_DIMS)";
     if (p.batch > 65535 || p.heads_q > 65535) return "fa2: batch and heads_q must be at most 65535";
-    if (p.seqlen_q > (1 << 30) || p.seqlen_k > (1 << 30)) return "fa2: sequence lengths must be at most 2^30";
+    if (p.seqlen_q > (1 << 29) || p.seqlen_k > (1 << 29)) return "fa2: sequence lengths must be at most 2^29";
     return {};
   }
 
