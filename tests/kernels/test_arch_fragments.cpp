@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/arch/convert.h"
 #include "kernels/arch/exact_sum.h"
 #include "kernels/arch/half_bits.h"
 #include "kernels/arch/ldmatrix.h"
@@ -771,6 +772,53 @@ TEST(ArchScalarMath, Exp2PropertyCheckRejectsBrokenModels) {
   EXPECT_TRUE(rejects(overshoots_below_zero, "outside [0, 1]"));
   EXPECT_TRUE(rejects(nan_on_overflow, "NaN: exp2(0x1p+7"));
   EXPECT_TRUE(rejects(scaled_below_one, "exp2(0x0p+0 (0x0)) = "));
+}
+
+// ---- fp32 -> fp16 / bf16 rounding (convert.h's host model) ----
+
+// Mismatches of the host conversion against core/dtype.h's correctly rounded to_bits over every
+// 997th fp32 bit pattern (all binades, subnormals, both signs), the patterns next to each fp16/bf16
+// rounding boundary, and the specials. NaN only has to stay NaN.
+std::int64_t conversion_mismatches(std::uint16_t (*convert)(std::uint32_t, FloatFormat)) {
+  std::vector<std::uint32_t> inputs = {0u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u,
+                                       0x477FEFFFu, 0x477FF000u, 0x477FF001u, 0x7F7FFFFFu, 0x33000000u, 0x33000001u,
+                                       0x32FFFFFFu, 0x38800000u, 0x387FE000u, 0x387FF000u};
+  for (std::uint64_t b = 0; b <= 0xFFFFFFFFu; b += 997) inputs.push_back(static_cast<std::uint32_t>(b));
+  for (std::uint32_t b = 0x00000FFFu; b < 0x7F800000u; b += 0x2000u) {  // fp16 halfway neighbourhoods
+    inputs.push_back(b), inputs.push_back(b + 1), inputs.push_back(b + 0x1000u);
+  }
+  for (std::uint32_t b = 0x00007FFFu; b < 0x7F800000u; b += 0x10000u) {  // bf16 halfway neighbourhoods
+    inputs.push_back(b), inputs.push_back(b + 1), inputs.push_back(b + 0x8000u);
+  }
+  std::int64_t bad = 0;
+  for (std::uint32_t bits : inputs) {
+    const float x = std::bit_cast<float>(bits);
+    for (const auto& [format, dtype] : {std::pair{kFp16Format, DType::fp16}, std::pair{kBf16Format, DType::bf16}}) {
+      const std::uint16_t got = convert(bits, format);
+      if (std::isnan(x)) {
+        bad += std::isnan(from_bits(dtype, got)) ? 0 : 1;
+      } else {
+        bad += got == to_bits(dtype, static_cast<double>(x)) ? 0 : 1;
+      }
+    }
+  }
+  return bad;
+}
+
+std::uint16_t shipped_conversion(std::uint32_t bits, FloatFormat f) { return round_fp32_bits_to(bits, f); }
+
+// Twin: truncation instead of rounding to nearest even.
+std::uint16_t truncating_conversion(std::uint32_t bits, FloatFormat f) {
+  const std::uint16_t rounded = round_fp32_bits_to(bits, f);
+  const float x = std::bit_cast<float>(bits), r = f.exponent_bits == 8 ? bf16_bits_to_float(rounded)
+                                                                      : fp16_bits_to_float(rounded);
+  return std::fabs(r) > std::fabs(x) && std::isfinite(r) ? static_cast<std::uint16_t>(rounded - 1) : rounded;
+}
+
+TEST(Convert, HostRoundingMatchesCorrectRoundingToFp16AndBf16) {
+  EXPECT_EQ(conversion_mismatches(shipped_conversion), 0);
+  EXPECT_GT(conversion_mismatches(truncating_conversion), 1000);
+  EXPECT_EQ(pack_rounded(MmaTag::fp16, 1.0f, -2.0f), 0xC0003C00u);  // low half first
 }
 
 }  // namespace
