@@ -6,6 +6,7 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <initializer_list>
 #include <tuple>
 
 #include "kernels/algo/tile_configs.h"
@@ -113,32 +114,34 @@ bool fa2_bucket_built(int bucket) {
 
 int fa2_backward_block_n(int head_dim_bucket) { return algo::tile_config("fa2", "backward", head_dim_bucket).block_n; }
 
-std::string fa2_forward_error(Fa2Target target, const Fa2ForwardTensors& t, const Fa2Options& options) {
+namespace {
+
+using NamedTensor = std::tuple<const char*, const Fa2Tensor*, bool>;  // name, tensor, shaped like q (else like k)
+
+// The checks both directions make: target, shapes, then each tensor's sizes and layout, then LSE.
+std::string call_error(Fa2Target target, const Fa2Tensor& q, const Fa2Tensor& k, const Fa2Options& options,
+                       std::initializer_list<NamedTensor> tensors, const float* lse) {
   if (std::string e = target_error(target); !e.empty()) return e;
-  if (t.q.data == nullptr || t.k.data == nullptr) return "fa2: q and k must not be null";
-  if (std::string e = shape_error(t.q, t.k, options); !e.empty()) return e;
-  const auto& qs = t.q.sizes;
-  const std::array<std::int64_t, 4> kv = t.k.sizes;
-  for (const auto& [name, tensor, expected] : {std::tuple{"q", &t.q, qs}, std::tuple{"k", &t.k, kv},
-                                               std::tuple{"v", &t.v, kv}, std::tuple{"o", &t.o, qs}})
-    if (std::string e = tensor_error(name, *tensor, expected); !e.empty()) return e;
-  if (t.lse == nullptr) return "fa2: lse is null";
+  if (q.data == nullptr || k.data == nullptr) return "fa2: q and k must not be null";
+  if (std::string e = shape_error(q, k, options); !e.empty()) return e;
+  for (const auto& [name, tensor, like_q] : tensors)
+    if (std::string e = tensor_error(name, *tensor, like_q ? q.sizes : k.sizes); !e.empty()) return e;
+  if (lse == nullptr) return "fa2: lse is null";
   return {};
 }
 
+}  // namespace
+
+std::string fa2_forward_error(Fa2Target target, const Fa2ForwardTensors& t, const Fa2Options& options) {
+  return call_error(target, t.q, t.k, options,
+                    {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true}}, t.lse);
+}
+
 std::string fa2_backward_error(Fa2Target target, const Fa2BackwardTensors& t, const Fa2Options& options) {
-  if (std::string e = target_error(target); !e.empty()) return e;
-  if (t.q.data == nullptr || t.k.data == nullptr) return "fa2: q and k must not be null";
-  if (std::string e = shape_error(t.q, t.k, options); !e.empty()) return e;
-  const auto& qs = t.q.sizes;
-  const std::array<std::int64_t, 4> kv = t.k.sizes;
-  for (const auto& [name, tensor, expected] :
-       {std::tuple{"q", &t.q, qs}, std::tuple{"k", &t.k, kv}, std::tuple{"v", &t.v, kv}, std::tuple{"o", &t.o, qs},
-        std::tuple{"dout", &t.dout, qs}, std::tuple{"dq", &t.dq, qs}, std::tuple{"dk", &t.dk, kv},
-        std::tuple{"dv", &t.dv, kv}})
-    if (std::string e = tensor_error(name, *tensor, expected); !e.empty()) return e;
-  if (t.lse == nullptr) return "fa2: lse is null";
-  return {};
+  return call_error(target, t.q, t.k, options,
+                    {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true},
+                     {"dout", &t.dout, true}, {"dq", &t.dq, true}, {"dk", &t.dk, false}, {"dv", &t.dv, false}},
+                    t.lse);
 }
 
 void fa2_forward(Fa2Target target, Fa2Dtype dtype, const Fa2ForwardTensors& t, const Fa2Options& options) {
