@@ -73,8 +73,8 @@ std::string shape_error(const Fa2Tensor& q, const Fa2Tensor& k, const Fa2Options
   return {};
 }
 
-Fa2Shape make_shape(Fa2Dtype dtype, const Fa2Tensor& q, const Fa2Tensor& k, const Fa2Options& o) {
-  Fa2Shape s;
+FlashShape make_shape(Fa2Dtype dtype, const Fa2Tensor& q, const Fa2Tensor& k, const Fa2Options& o) {
+  FlashShape s;
   s.batch = static_cast<int>(q.sizes[0]);
   s.seqlen_q = static_cast<int>(q.sizes[1]);
   s.seqlen_k = static_cast<int>(k.sizes[1]);
@@ -166,7 +166,7 @@ void fa2_backward(Fa2Target target, Fa2Dtype dtype, const Fa2BackwardTensors& t,
   p.lse = t.lse;
   p.deterministic = options.deterministic;
   const int bucket = algo::head_dim_bucket(p.shape.head_dim);
-  const Fa2Shape& s = p.shape;
+  const FlashShape& s = p.shape;
   const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
   const std::size_t splits =
       options.deterministic ? static_cast<std::size_t>((s.seqlen_k + fa2_backward_block_n(bucket) - 1) / fa2_backward_block_n(bucket)) : 1;

@@ -51,19 +51,15 @@ struct Fa2BackwardTraits {
 
 inline constexpr int kFa2RowKernelThreads = 128;
 
-FP_HOST_DEVICE inline long long fa2_row_index(const Fa2Shape& s, int batch, int head, int row) {
-  return (static_cast<long long>(batch) * s.heads_q + head) * s.seqlen_q + row;  // [batch, heads_q, seqlen_q]
-}
-
 FP_HOST_DEVICE inline float* fa2_dq_accum_row(const Fa2BackwardParams& p, int split, int batch, int row, int head) {
-  const Fa2Shape& s = p.shape;
+  const FlashShape& s = p.shape;
   return p.dq_accum +
          (((static_cast<long long>(split) * s.batch + batch) * s.seqlen_q + row) * s.heads_q + head) * s.head_dim;
 }
 
 // Grid (ceil(seqlen_q / 128), batch, heads_q), one thread per query row.
 __global__ void fa2_backward_preprocess_kernel(Fa2BackwardParams p) {
-  const Fa2Shape& s = p.shape;
+  const FlashShape& s = p.shape;
   const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int batch = static_cast<int>(blockIdx.y), head = static_cast<int>(blockIdx.z);
   if (row >= s.seqlen_q) return;
@@ -72,7 +68,7 @@ __global__ void fa2_backward_preprocess_kernel(Fa2BackwardParams p) {
   float dot = 0.0f;
   for (int c = 0; c < s.head_dim; ++c)
     dot += algo::Domain<float>::mul(arch::bits16_to_float(s.tag, dout[c]), arch::bits16_to_float(s.tag, o[c]));
-  p.row_dot[fa2_row_index(s, batch, head, row)] = dot;
+  p.row_dot[lse_index(s, batch, head, row)] = dot;
   if (!p.deterministic) {
     float* accum = fa2_dq_accum_row(p, 0, batch, row, head);
     for (int c = 0; c < s.head_dim; ++c) accum[c] = 0.0f;
@@ -88,7 +84,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_backward_kernel(Fa2Backw
   constexpr int kQTiles = Traits::kQTiles, kOTiles = Traits::kOTiles;
   constexpr float kInf = std::numeric_limits<float>::infinity();
   using D = algo::Domain<float>;
-  const Fa2Shape& s = p.shape;
+  const FlashShape& s = p.shape;
 
   const int n_block = static_cast<int>(blockIdx.x), batch = static_cast<int>(blockIdx.y);
   const int kv_head = static_cast<int>(blockIdx.z), group = s.heads_q / s.heads_kv;
@@ -130,7 +126,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_backward_kernel(Fa2Backw
       for (int i = tid; i < kBlockM; i += kThreads) {
         const int row = first_row + i;
         const bool valid = row < s.seqlen_q;
-        const long long at = fa2_row_index(s, batch, head, valid ? row : 0);
+        const long long at = lse_index(s, batch, head, valid ? row : 0);
         // Rows past the end: LSE +inf makes P = 0 there.
         arch::smem_store(lse_s + i, valid ? algo::lse_log2(p.lse[at], log2e) : kInf);
         arch::smem_store(dot_s + i, valid ? p.row_dot[at] : 0.0f);
@@ -235,7 +231,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_backward_kernel(Fa2Backw
 // kernel's: in deterministic mode it names the slices that hold a row's contributions.
 template <class Traits>
 __global__ void fa2_backward_convert_kernel(Fa2BackwardParams p) {
-  const Fa2Shape& s = p.shape;
+  const FlashShape& s = p.shape;
   const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int batch = static_cast<int>(blockIdx.y), head = static_cast<int>(blockIdx.z);
   if (row >= s.seqlen_q) return;
@@ -255,7 +251,7 @@ __global__ void fa2_backward_convert_kernel(Fa2BackwardParams p) {
 
 template <class Traits>
 void launch_fa2_backward(const Fa2BackwardParams& p) {
-  const Fa2Shape& s = p.shape;
+  const FlashShape& s = p.shape;
   const Dim3 rows_grid{static_cast<unsigned>((s.seqlen_q + kFa2RowKernelThreads - 1) / kFa2RowKernelThreads),
                        static_cast<unsigned>(s.batch), static_cast<unsigned>(s.heads_q)};
   const Dim3 row_block{kFa2RowKernelThreads, 1, 1};

@@ -46,7 +46,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
   constexpr int kSTiles = Traits::kSTiles, kOTiles = Traits::kOTiles, kThreads = Traits::kThreads;
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   using D = algo::Domain<float>;
-  const Fa2Shape& s = p.shape;
+  const FlashShape& s = p.shape;
 
   const int m_block = static_cast<int>(blockIdx.x), batch = static_cast<int>(blockIdx.y);
   const int head = static_cast<int>(blockIdx.z), kv_head = head / (s.heads_q / s.heads_kv);
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
         for (int c = 0; c < 2; ++c)
           o_row[col + c] = arch::float_to_bits16(s.tag, D::mul(acc[mt][nt].reg[2 * h + c], out.inv_sum));
       }
-      if (lane % 4 == 0) p.lse[(static_cast<long long>(batch) * s.heads_q + head) * s.seqlen_q + row] = out.lse;
+      if (lane % 4 == 0) p.lse[lse_index(s, batch, head, row)] = out.lse;
     }
   }
 }

@@ -1,0 +1,36 @@
+// What the flash kernels (FA1 and FA2) receive: pointers into target memory (device memory on the
+// GPU, host memory under the emulator), element strides, sizes, the softmax scale and the mask
+// window. Filled and checked by the APIs (kernels/fa1/api.h, kernels/fa2/api.h); the kernels trust
+// them.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/arch/mma.h"
+
+namespace flashproof::kernels {
+
+// A [batch, seqlen, heads, head_dim] tensor of 16-bit elements; the head_dim stride is 1.
+struct SeqTensor {
+  std::uint16_t* data = nullptr;
+  long long batch_stride = 0, row_stride = 0, head_stride = 0;
+
+  FP_HOST_DEVICE std::uint16_t* at(int b, int row, int head) const {
+    return data + b * batch_stride + row * row_stride + head * head_stride;
+  }
+};
+
+struct FlashShape {
+  int batch = 1, seqlen_q = 1, seqlen_k = 1, heads_q = 1, heads_kv = 1, head_dim = 8;
+  arch::MmaTag tag = arch::MmaTag::fp16;
+  float scale_log2 = 0;  // softmax_scale * log2(e), rounded to fp32
+  float softmax_scale = 0;
+  int window_left = -1, window_right = -1;  // bottom-right aligned; < 0: unbounded
+};
+
+// Index of a query row's LSE (and of the backward's per-row D) in [batch, heads_q, seqlen_q].
+FP_HOST_DEVICE inline long long lse_index(const FlashShape& s, int batch, int head, int row) {
+  return (static_cast<long long>(batch) * s.heads_q + head) * s.seqlen_q + row;
+}
+
+}  // namespace flashproof::kernels
