@@ -8,3 +8,13 @@
 #define FP_HOST_DEVICE
 #endif
 #endif
+
+// Full unrolling of a loop over register arrays, so nvcc keeps them in registers (a loop it leaves
+// rolled indexes them at run time and moves them to local memory). No effect on the host build.
+#ifndef FP_UNROLL
+#if defined(__CUDACC__)
+#define FP_UNROLL _Pragma("unroll")
+#else
+#define FP_UNROLL
+#endif
+#endif

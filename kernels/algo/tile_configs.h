@@ -12,8 +12,9 @@ enum class LoopOrder {
   queries_inner // key block outer, query blocks inner (FA1 forward, both backwards)
 };
 
-// FA2 forward: block_m / warps rows per warp, a multiple of 16. FA2 backward: 16 keys per warp,
-// so warps = block_n / 16.
+// FA2 forward: block_m / warps rows per warp, a multiple of 16. Both backwards: 16 keys per warp,
+// so warps = block_n / 16. FA1 forward: block_n / warps keys per warp (a multiple of 16), each warp
+// holding a block_m x head_dim partial of P V in registers, so block_m shrinks as head_dim grows.
 struct TileConfig {
   const char* kernel;     // "fa1" or "fa2"
   const char* direction;  // "forward" or "backward"
@@ -24,7 +25,8 @@ struct TileConfig {
   LoopOrder order;
 };
 
-inline constexpr int kHeadDimBuckets[] = {32, 64, 96, 128, 160, 192, 224, 256};
+inline constexpr int kHeadDimBuckets[] = {32, 64, 96, 128, 160, 192, 224, 256};     // FA2
+inline constexpr int kFa1HeadDimBuckets[] = {64, 128, 256};
 
 inline constexpr TileConfig kTileConfigs[] = {
     {"fa2", "forward", 32, 128, 128, 4, LoopOrder::keys_inner},
@@ -44,11 +46,11 @@ inline constexpr TileConfig kTileConfigs[] = {
     {"fa2", "backward", 224, 64, 64, 4, LoopOrder::queries_inner},
     {"fa2", "backward", 256, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 64, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "forward", 128, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "forward", 256, 32, 64, 4, LoopOrder::queries_inner},
+    {"fa1", "forward", 128, 32, 64, 4, LoopOrder::queries_inner},
+    {"fa1", "forward", 256, 16, 64, 4, LoopOrder::queries_inner},
     {"fa1", "backward", 64, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "backward", 128, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "backward", 256, 32, 32, 4, LoopOrder::queries_inner},
+    {"fa1", "backward", 256, 64, 64, 4, LoopOrder::queries_inner},
 };
 
 inline constexpr std::size_t kTileConfigCount = sizeof(kTileConfigs) / sizeof(kTileConfigs[0]);
@@ -67,9 +69,16 @@ constexpr TileConfig tile_config(const char* kernel, const char* direction, int 
   throw "no tile configuration for this kernel, direction and head-dim bucket";
 }
 
-// The smallest bucket that holds head_dim, or 0 when head_dim exceeds the largest.
+// The smallest FA2 bucket that holds head_dim, or 0 when head_dim exceeds the largest.
 constexpr int head_dim_bucket(int head_dim) {
   for (int b : kHeadDimBuckets)
+    if (head_dim <= b) return b;
+  return 0;
+}
+
+// The same for FA1, which has fewer buckets (fewer instantiations; head dims pad further).
+constexpr int fa1_head_dim_bucket(int head_dim) {
+  for (int b : kFa1HeadDimBuckets)
     if (head_dim <= b) return b;
   return 0;
 }

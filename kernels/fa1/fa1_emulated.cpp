@@ -1,0 +1,2 @@
+// The FA1 kernels built by g++ for the host SIMT emulator.
+#include "kernels/fa1/instantiate.h"

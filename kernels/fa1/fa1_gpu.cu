@@ -1,0 +1,2 @@
+// The FA1 kernels built by nvcc for the GPU.
+#include "kernels/fa1/instantiate.h"

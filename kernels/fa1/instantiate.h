@@ -1,0 +1,48 @@
+// The shipped instantiations of the FA1 kernels, one forward and one backward per FA1 head-dim
+// bucket (kFa1HeadDimBuckets) with the tile shape of kernels/algo/tile_configs.h; the dtype is a
+// run-time argument of the mma. Included once per target (fa1_emulated.cpp, fa1_gpu.cu).
+// FLASHPROOF_FA1_BUCKETS (a bit per bucket, from CMake's FLASHPROOF_FA1_HEAD_DIMS) narrows the set.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/algo/tile_configs.h"
+#include "kernels/fa1/forward_kernel.h"
+#include "kernels/fa1/targets.h"
+
+#ifndef FLASHPROOF_FA1_BUCKETS
+#define FLASHPROOF_FA1_BUCKETS 0x7
+#endif
+
+namespace flashproof::kernels::FP_TARGET {
+
+constexpr bool fa1_bucket_compiled(int bucket) {
+  for (int i = 0; i < 3; ++i)
+    if (algo::kFa1HeadDimBuckets[i] == bucket) return ((FLASHPROOF_FA1_BUCKETS >> i) & 1) != 0;
+  return false;
+}
+
+template <int kBucket>
+using Fa1ForwardFor = Fa1ForwardTraits<kBucket, algo::tile_config("fa1", "forward", kBucket).block_m,
+                                       algo::tile_config("fa1", "forward", kBucket).block_n,
+                                       algo::tile_config("fa1", "forward", kBucket).warps>;
+
+template <int kBucket>
+bool fa1_try_forward(const Fa1ForwardParams& p, int bucket) {
+  if constexpr (fa1_bucket_compiled(kBucket)) {
+    if (bucket != kBucket) return false;
+    launch_fa1_forward<Fa1ForwardFor<kBucket>>(p);
+    return true;
+  } else {
+    return false;
+  }
+}
+
+void fa1_run_forward(const Fa1ForwardParams& p, int head_dim_bucket) {
+  if (!(fa1_try_forward<64>(p, head_dim_bucket) || fa1_try_forward<128>(p, head_dim_bucket) ||
+        fa1_try_forward<256>(p, head_dim_bucket)))
+    throw std::invalid_argument("fa1: head-dim bucket " + std::to_string(head_dim_bucket) + " is not built here");
+}
+
+}  // namespace flashproof::kernels::FP_TARGET
