@@ -1,197 +1,23 @@
-// The harness's view of the FA2 kernels (implementation "fa2"): host tensors in, host tensors out,
-// on the GPU when one is usable, otherwise on the emulator. A tensor whose layout the kernels take
-// as it is (head_dim a multiple of 8, 16-byte chunks aligned) travels with its whole storage, so the
-// kernels see its strides and an output's bytes outside the view come back untouched (the harness
-// poisons them to catch stray writes). Other tensors are packed into a zero-padded contiguous copy.
+// The FA2 kernels as harness implementations, through the shared flash adapter
+// (kernels/flash/flash_attention.h): host tensors staged into target memory, on the GPU when one is
+// usable, otherwise on the emulator.
 #include "kernels/fa2/fa2_attention.h"
 
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <optional>
-#include <vector>
-
-#include "kernels/algo/tile_configs.h"
 #include "kernels/fa2/api.h"
+#include "kernels/flash/flash_attention.h"
 
 namespace flashproof {
-namespace {
-
-using kernels::Fa2Buffer;
-using kernels::Fa2Target;
-using kernels::Fa2Tensor;
-
-std::int64_t padded_head_dim(std::int64_t d) { return (d + 7) / 8 * 8; }
-
-bool usable_as_is(const HostTensor& t, std::int64_t padded_d) {
-  return t.shape()[3] == padded_d && t.strides()[3] == 1 && t.strides()[0] % 8 == 0 && t.strides()[1] % 8 == 0 &&
-         t.strides()[2] % 8 == 0 && t.strides()[0] >= 0 && t.strides()[1] >= 0 && t.strides()[2] >= 0 &&
-         t.offset() % 8 == 0;
-}
-
-// A host tensor staged in target memory.
-struct Staged {
-  std::unique_ptr<Fa2Buffer> buffer;
-  Fa2Tensor tensor;
-  bool whole_storage = false;
-};
-
-Staged stage(Fa2Target target, const HostTensor& t, std::int64_t padded_d, bool upload) {
-  Staged s;
-  const Shape& shape = t.shape();
-  s.tensor.sizes = {shape[0], shape[1], shape[2], padded_d};
-  if (usable_as_is(t, padded_d)) {
-    const std::size_t bytes = static_cast<std::size_t>(t.storage_elements()) * 2;
-    s.buffer = std::make_unique<Fa2Buffer>(target, bytes);
-    s.buffer->upload(t.storage_data(), bytes);  // outputs too: bytes outside the view come back as they were
-    s.tensor.data = static_cast<std::uint16_t*>(s.buffer->data()) + t.offset();
-    s.tensor.strides = {t.strides()[0], t.strides()[1], t.strides()[2], 1};
-    s.whole_storage = true;
-    return s;
-  }
-  const std::int64_t rows = shape[0] * shape[1] * shape[2];
-  std::vector<std::uint16_t> packed(static_cast<std::size_t>(rows * padded_d), 0);
-  if (upload) {
-    std::size_t x = 0;
-    for (std::int64_t a = 0; a < shape[0]; ++a)
-      for (std::int64_t b = 0; b < shape[1]; ++b)
-        for (std::int64_t c = 0; c < shape[2]; ++c, x += static_cast<std::size_t>(padded_d))
-          for (std::int64_t d = 0; d < shape[3]; ++d) packed[x + static_cast<std::size_t>(d)] = static_cast<std::uint16_t>(t.bits(a, b, c, d));
-  }
-  s.buffer = std::make_unique<Fa2Buffer>(target, packed.size() * 2);
-  s.buffer->upload(packed.data(), packed.size() * 2);
-  s.tensor.data = s.buffer->data();
-  s.tensor.strides = {shape[1] * shape[2] * padded_d, shape[2] * padded_d, padded_d, 1};
-  return s;
-}
-
-void fetch(const Staged& s, HostTensor& t) {
-  if (s.whole_storage) {
-    s.buffer->download(t.storage_data(), static_cast<std::size_t>(t.storage_elements()) * 2);
-    return;
-  }
-  const Shape& shape = t.shape();
-  const std::int64_t padded_d = s.tensor.sizes[3];
-  std::vector<std::uint16_t> packed(s.buffer->bytes() / 2);
-  s.buffer->download(packed.data(), s.buffer->bytes());
-  std::size_t x = 0;
-  for (std::int64_t a = 0; a < shape[0]; ++a)
-    for (std::int64_t b = 0; b < shape[1]; ++b)
-      for (std::int64_t c = 0; c < shape[2]; ++c, x += static_cast<std::size_t>(padded_d))
-        for (std::int64_t d = 0; d < shape[3]; ++d) t.set_bits(a, b, c, d, packed[x + static_cast<std::size_t>(d)]);
-}
-
-// LSE: the kernels write [batch, heads_q, seqlen_q] contiguous fp32.
-struct StagedLse {
-  std::unique_ptr<Fa2Buffer> buffer;
-  std::size_t count = 0;
-};
-
-StagedLse stage_lse(Fa2Target target, const HostTensor& lse, bool upload) {
-  StagedLse s;
-  const Shape& shape = lse.shape();
-  s.count = static_cast<std::size_t>(shape[0] * shape[1] * shape[2]);
-  s.buffer = std::make_unique<Fa2Buffer>(target, s.count * sizeof(float));
-  if (upload) {
-    std::vector<float> values(s.count);
-    std::size_t x = 0;
-    for (std::int64_t a = 0; a < shape[0]; ++a)
-      for (std::int64_t b = 0; b < shape[1]; ++b)
-        for (std::int64_t c = 0; c < shape[2]; ++c) values[x++] = static_cast<float>(lse.get(a, b, c));
-    s.buffer->upload(values.data(), s.count * sizeof(float));
-  }
-  return s;
-}
-
-void fetch_lse(const StagedLse& s, HostTensor& lse) {
-  std::vector<std::uint32_t> bits(s.count);
-  s.buffer->download(bits.data(), s.count * sizeof(float));
-  const Shape& shape = lse.shape();
-  std::size_t x = 0;
-  for (std::int64_t a = 0; a < shape[0]; ++a)
-    for (std::int64_t b = 0; b < shape[1]; ++b)
-      for (std::int64_t c = 0; c < shape[2]; ++c) lse.set_bits(a, b, c, 0, bits[x++]);
-}
-
-kernels::Fa2Options options_for(const Problem& p, bool deterministic) {
-  kernels::Fa2Options o;
-  o.softmax_scale = p.softmax_scale();
-  o.window_left = static_cast<int>(p.window_left < 0 ? -1 : std::min<std::int64_t>(p.window_left, 1 << 30));
-  o.window_right = static_cast<int>(p.window_right < 0 ? -1 : std::min<std::int64_t>(p.window_right, 1 << 30));
-  o.deterministic = deterministic;
-  return o;
-}
-
-class Fa2Attention final : public AttentionImpl {
- public:
-  explicit Fa2Attention(bool deterministic) : deterministic_(deterministic) {}
-
-  std::string name() const override { return deterministic_ ? "fa2-deterministic" : "fa2"; }
-  std::string description() const override {
-    return deterministic_ ? "FlashAttention-2 kernels of this repository, deterministic backward (no atomics)"
-                          : "FlashAttention-2 kernels of this repository (tensor cores; fp16, bf16)";
-  }
-  std::string where() const override { return target() == Fa2Target::gpu ? "gpu" : "emulated"; }
-
-  std::string unsupported_reason(const Problem& p, bool) const override {
-    if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
-      return "fa2 runs fp16 and bf16 only (got " + std::string(dtype_name(p.dtype)) + ")";
-    const int bucket = algo::head_dim_bucket(static_cast<int>(padded_head_dim(p.head_dim)));
-    if (!kernels::fa2_bucket_built(bucket))
-      return "fa2: head_dim bucket " + std::to_string(bucket) + " is not built (FLASHPROOF_FA2_HEAD_DIMS)";
-    if (p.batch > 65535 || p.heads_q > 65535) return "fa2: batch and heads_q must be at most 65535";
-    if (p.seqlen_q > (1 << 29) || p.seqlen_k > (1 << 29)) return "fa2: sequence lengths must be at most 2^29";
-    return {};
-  }
-
-  void forward(const Problem& p, const ForwardArgs& a) override {
-    const Fa2Target t = target();
-    const std::int64_t d = padded_head_dim(p.head_dim);
-    Staged q = stage(t, a.q, d, true), k = stage(t, a.k, d, true), v = stage(t, a.v, d, true);
-    Staged o = stage(t, a.o, d, false);
-    StagedLse lse = stage_lse(t, a.lse, false);
-    kernels::fa2_forward(t, dtype(p), {q.tensor, k.tensor, v.tensor, o.tensor, static_cast<float*>(lse.buffer->data())},
-                         options_for(p, deterministic_));
-    fetch(o, a.o);
-    fetch_lse(lse, a.lse);
-  }
-
-  void backward(const Problem& p, const BackwardArgs& a) override {
-    const Fa2Target t = target();
-    const std::int64_t d = padded_head_dim(p.head_dim);
-    Staged q = stage(t, a.q, d, true), k = stage(t, a.k, d, true), v = stage(t, a.v, d, true);
-    Staged o = stage(t, a.o, d, true), dout = stage(t, a.dout, d, true);
-    Staged dq = stage(t, a.dq, d, false), dk = stage(t, a.dk, d, false), dv = stage(t, a.dv, d, false);
-    StagedLse lse = stage_lse(t, a.lse, true);
-    kernels::fa2_backward(t, dtype(p),
-                          {q.tensor, k.tensor, v.tensor, o.tensor, dout.tensor, dq.tensor, dk.tensor, dv.tensor,
-                           static_cast<const float*>(lse.buffer->data())},
-                          options_for(p, deterministic_));
-    fetch(dq, a.dq);
-    fetch(dk, a.dk);
-    fetch(dv, a.dv);
-  }
-
- private:
-  // FLASHPROOF_TARGET=emulated forces the emulator even where a GPU is usable (the `emulated`
-  // tests), =gpu forces the GPU (the `gpu` tests; the API then rejects a missing GPU).
-  static Fa2Target target() {
-    const char* forced = std::getenv("FLASHPROOF_TARGET");
-    if (forced != nullptr && std::strcmp(forced, "emulated") == 0) return Fa2Target::emulated;
-    if (forced != nullptr && std::strcmp(forced, "gpu") == 0) return Fa2Target::gpu;
-    return kernels::fa2_gpu_usable() ? Fa2Target::gpu : Fa2Target::emulated;
-  }
-  static kernels::Fa2Dtype dtype(const Problem& p) {
-    return p.dtype == DType::bf16 ? kernels::Fa2Dtype::bf16 : kernels::Fa2Dtype::fp16;
-  }
-  bool deterministic_;
-};
-
-}  // namespace
 
 std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic) {
-  return std::make_unique<Fa2Attention>(deterministic);
+  return make_flash_attention({
+      .name = deterministic ? "fa2-deterministic" : "fa2",
+      .description = deterministic ? "FlashAttention-2 kernels of this repository, deterministic backward (no atomics)"
+                                   : "FlashAttention-2 kernels of this repository (tensor cores; fp16, bf16)",
+      .limits = &kernels::fa2_limits(),
+      .forward = &kernels::fa2_forward,
+      .backward = &kernels::fa2_backward,
+      .deterministic = deterministic,
+  });
 }
 
 }  // namespace flashproof

@@ -138,10 +138,11 @@ TEST(Fa2Deterministic, BackwardIsBitwiseReproducible) {
 
 struct ApiFixture {
   // Contiguous q [1, 16, 4, 64] and k/v [1, 32, 2, 64] in host memory (emulated target).
-  kernels::Fa2Buffer q{kernels::Fa2Target::emulated, 16 * 4 * 64 * 2}, k{kernels::Fa2Target::emulated, 32 * 2 * 64 * 2},
-      v{kernels::Fa2Target::emulated, 32 * 2 * 64 * 2}, o{kernels::Fa2Target::emulated, 16 * 4 * 64 * 2};
+  static constexpr auto kHost = kernels::FlashTarget::emulated;
+  kernels::FlashBuffer q{kHost, 16 * 4 * 64 * 2}, k{kHost, 32 * 2 * 64 * 2}, v{kHost, 32 * 2 * 64 * 2},
+      o{kHost, 16 * 4 * 64 * 2};
   std::vector<float> lse = std::vector<float>(4 * 16);
-  kernels::Fa2ForwardTensors t;
+  kernels::FlashForwardTensors t;
   ApiFixture() {
     std::memset(q.data(), 0, q.bytes());
     std::memset(k.data(), 0, k.bytes());
@@ -154,14 +155,14 @@ struct ApiFixture {
   }
 };
 
-std::string forward_error(const std::function<void(kernels::Fa2ForwardTensors&, kernels::Fa2Options&)>& spoil) {
+std::string forward_error(const std::function<void(kernels::FlashForwardTensors&, kernels::FlashOptions&)>& spoil) {
   ApiFixture f;
-  kernels::Fa2Options options;
+  kernels::FlashOptions options;
   spoil(f.t, options);
-  const std::string e = kernels::fa2_forward_error(kernels::Fa2Target::emulated, f.t, options);
+  const std::string e = kernels::fa2_forward_error(kernels::FlashTarget::emulated, f.t, options);
   if (!e.empty()) {
     try {
-      kernels::fa2_forward(kernels::Fa2Target::emulated, kernels::Fa2Dtype::fp16, f.t, options);
+      kernels::fa2_forward(kernels::FlashTarget::emulated, kernels::FlashDtype::fp16, f.t, options);
       ADD_FAILURE() << "fa2_forward accepted what fa2_forward_error rejects: " << e;
     } catch (const std::invalid_argument& x) {
       EXPECT_EQ(std::string(x.what()), e);
@@ -173,12 +174,12 @@ std::string forward_error(const std::function<void(kernels::Fa2ForwardTensors&, 
 TEST(Fa2Api, ValidArgumentsRun) {
   EXPECT_EQ(forward_error([](auto&, auto&) {}), "");
   ApiFixture f;
-  EXPECT_NO_THROW(kernels::fa2_forward(kernels::Fa2Target::emulated, kernels::Fa2Dtype::bf16, f.t, {}));
+  EXPECT_NO_THROW(kernels::fa2_forward(kernels::FlashTarget::emulated, kernels::FlashDtype::bf16, f.t, {}));
   for (float x : f.lse) EXPECT_TRUE(std::isfinite(x));
 }
 
 TEST(Fa2Api, BadArgumentsGetOneLineErrors) {
-  const std::pair<std::string, std::function<void(kernels::Fa2ForwardTensors&, kernels::Fa2Options&)>> bad[] = {
+  const std::pair<std::string, std::function<void(kernels::FlashForwardTensors&, kernels::FlashOptions&)>> bad[] = {
       {"heads_q (4) must be a multiple of heads_kv (3)", [](auto& t, auto&) { t.k.sizes[2] = 3, t.v.sizes[2] = 3; }},
       {"head_dim (260) must be at most 256", [](auto& t, auto&) { t.q.sizes[3] = t.k.sizes[3] = 260; }},
       {"head_dim (60) must be a multiple of 8", [](auto& t, auto&) { t.q.sizes[3] = t.k.sizes[3] = 60; }},
@@ -195,14 +196,16 @@ TEST(Fa2Api, BadArgumentsGetOneLineErrors) {
   for (const auto& [expected, spoil] : bad) {
     const std::string e = forward_error(spoil);
     EXPECT_NE(e.find(expected), std::string::npos) << "expected '" << expected << "', got '" << e << "'";
+    EXPECT_EQ(e.rfind("fa2: ", 0), 0u) << e;  // the shared checks (kernels/flash/validate.h) name FA2
     EXPECT_EQ(e.find('\n'), std::string::npos) << e;
   }
 }
 
 TEST(Fa2Api, GpuTargetWithoutAGpuIsAnError) {
-  if (kernels::fa2_gpu_usable()) GTEST_SKIP() << "a GPU is usable here";
+  if (kernels::flash_gpu_usable()) GTEST_SKIP() << "a GPU is usable here";
   ApiFixture f;
-  EXPECT_THROW(kernels::fa2_forward(kernels::Fa2Target::gpu, kernels::Fa2Dtype::fp16, f.t, {}), std::invalid_argument);
+  EXPECT_THROW(kernels::fa2_forward(kernels::FlashTarget::gpu, kernels::FlashDtype::fp16, f.t, {}),
+               std::invalid_argument);
 }
 
 TEST(Fa2Api, HarnessRejectsFp32WithAReason) {

@@ -17,7 +17,7 @@ const bool kForceGpu = [] { return setenv("FLASHPROOF_TARGET", "gpu", 1) == 0; }
 class Fa2Gpu : public ::testing::TestWithParam<Fa2Case> {};
 
 TEST_P(Fa2Gpu, ForwardAndBackwardMeetTheBaselineRule) {
-  if (!kernels::fa2_gpu_usable()) GTEST_SKIP() << "no usable GPU (sm_80+)";
+  if (!kernels::flash_gpu_usable()) GTEST_SKIP() << "no usable GPU (sm_80+)";
   expect_case_passes(GetParam(), "gpu");
 }
 

@@ -1,0 +1,71 @@
+// The public types of the flash kernels (FA1 and FA2) APIs (kernels/fa1/api.h, kernels/fa2/api.h),
+// in the spirit of FlashAttention's mha_fwd / mha_bwd: strided tensors in target memory, softmax
+// scale, causal / local window, deterministic backward.
+//
+// Target memory is device memory when target = gpu (nvcc build, a usable GPU) and host memory when
+// target = emulated (the same kernels on the host SIMT emulator). Layouts (SPEC.md): Q, O, dQ, dO
+// [batch, seqlen_q, heads_q, head_dim]; K, V, dK, dV [batch, seqlen_k, heads_kv, head_dim];
+// LSE [batch, heads_q, seqlen_q] fp32 contiguous, natural log. The APIs validate every call and
+// throw std::invalid_argument with a one-line message naming the problem; see docs/fa2.md.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace flashproof::kernels {
+
+enum class FlashDtype { fp16, bf16 };
+enum class FlashTarget { gpu, emulated };
+
+// A rank-4 tensor of 16-bit elements: sizes and strides in elements. Requirements (checked): the
+// last stride is 1, the other strides and head_dim are multiples of 8 and data is 16-byte aligned
+// (the kernels move 16-byte chunks); a head_dim that is not a multiple of 8 must be padded with
+// zeros by the caller, as FlashAttention's Python wrapper does.
+struct FlashTensor {
+  void* data = nullptr;
+  std::array<std::int64_t, 4> sizes{};
+  std::array<std::int64_t, 4> strides{};
+};
+
+struct FlashOptions {
+  std::optional<float> softmax_scale;  // default 1/sqrt(head_dim) rounded to fp32; must be finite
+  int window_left = -1;                // bottom-right aligned window; < 0: unbounded
+  int window_right = -1;               // causal: (-1, 0)
+  bool deterministic = false;          // backward: bitwise reproducible dQ (no atomics)
+};
+
+struct FlashForwardTensors {
+  FlashTensor q, k, v, o;
+  float* lse = nullptr;
+};
+
+struct FlashBackwardTensors {
+  FlashTensor q, k, v, o, dout, dq, dk, dv;
+  const float* lse = nullptr;
+};
+
+// True when this build has CUDA and a GPU is usable (sm_80 or newer).
+bool flash_gpu_usable();
+
+// Target memory for callers that hold host data (the harness adapter, tests): allocation and
+// copies, to device memory for gpu and plain host memory for emulated.
+class FlashBuffer {
+ public:
+  FlashBuffer(FlashTarget target, std::size_t bytes);
+  ~FlashBuffer();
+  FlashBuffer(const FlashBuffer&) = delete;
+  FlashBuffer& operator=(const FlashBuffer&) = delete;
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+  void upload(const void* host, std::size_t bytes);
+  void download(void* host, std::size_t bytes) const;
+
+ private:
+  FlashTarget target_;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+}  // namespace flashproof::kernels

@@ -1,0 +1,125 @@
+#include "kernels/flash/validate.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <tuple>
+
+namespace flashproof::kernels {
+namespace {
+
+// Row, key and window arithmetic in the kernels is int32: with both lengths below 2^29 and the
+// window sides clamped (make_flash_shape), i + offset + window stays below 2^31.
+constexpr std::int64_t kMaxSeqlen = std::int64_t{1} << 29;
+constexpr std::int64_t kMaxGridDim = 65535;  // grid y (batch) and z (heads)
+
+std::string fmt(const char* name, std::int64_t v) { return std::string(name) + " (" + std::to_string(v) + ")"; }
+
+std::string prefix(const FlashKernelLimits& limits) { return std::string(limits.name) + ": "; }
+
+std::string target_error(const FlashKernelLimits& limits, FlashTarget target) {
+  if (target == FlashTarget::gpu && !flash_gpu_usable())
+    return prefix(limits) + "target gpu requested but no usable GPU (sm_80+) in this build";
+  return {};
+}
+
+// Requirements on one tensor given its expected sizes.
+std::string tensor_error(const FlashKernelLimits& limits, const char* name, const FlashTensor& t,
+                         const std::array<std::int64_t, 4>& expected) {
+  const std::string n = prefix(limits) + name;
+  if (t.data == nullptr) return n + " is null";
+  for (int i = 0; i < 4; ++i) {
+    if (t.sizes[i] != expected[i]) {
+      static const char* dims[] = {"batch", "seqlen", "heads", "head_dim"};
+      return n + " has " + fmt(dims[i], t.sizes[i]) + " where " + std::to_string(expected[i]) + " is expected";
+    }
+  }
+  if (t.strides[3] != 1) return n + " must have a contiguous last dimension (stride 1, got " + std::to_string(t.strides[3]) + ")";
+  for (int i = 0; i < 3; ++i) {
+    if (t.strides[i] < 0 || t.strides[i] % 8 != 0)
+      return n + " strides must be non-negative multiples of 8 elements (stride " + std::to_string(i) + " is " +
+             std::to_string(t.strides[i]) + ")";
+  }
+  if (reinterpret_cast<std::uintptr_t>(t.data) % 16 != 0) return n + " data must be 16-byte aligned";
+  return {};
+}
+
+std::string shape_error(const FlashKernelLimits& limits, const FlashTensor& q, const FlashTensor& k,
+                        const FlashOptions& o) {
+  const std::string p = prefix(limits);
+  const auto& qs = q.sizes;
+  const auto& ks = k.sizes;
+  for (int i = 0; i < 4; ++i) {
+    if (qs[i] < 1) return p + "q sizes must be >= 1 (dimension " + std::to_string(i) + " is " + std::to_string(qs[i]) + ")";
+    if (ks[i] < 1) return p + "k sizes must be >= 1 (dimension " + std::to_string(i) + " is " + std::to_string(ks[i]) + ")";
+  }
+  if (ks[0] != qs[0]) return p + "k has " + fmt("batch", ks[0]) + " but q has " + std::to_string(qs[0]);
+  if (ks[3] != qs[3]) return p + "k has " + fmt("head_dim", ks[3]) + " but q has " + std::to_string(qs[3]);
+  if (qs[2] % ks[2] != 0) return p + fmt("heads_q", qs[2]) + " must be a multiple of " + fmt("heads_kv", ks[2]);
+  if (qs[3] > 256) return p + fmt("head_dim", qs[3]) + " must be at most 256";
+  if (qs[3] % 8 != 0) return p + fmt("head_dim", qs[3]) + " must be a multiple of 8 (pad it with zeros)";
+  if (const int bucket = limits.bucket_of(static_cast<int>(qs[3])); !limits.bucket_built(bucket))
+    return p + "head_dim bucket " + std::to_string(bucket) + " is not built (" + limits.buckets_option + ")";
+  if (qs[1] > kMaxSeqlen || ks[1] > kMaxSeqlen) return p + "sequence lengths must be at most 2^29";
+  if (qs[0] > kMaxGridDim) return p + fmt("batch", qs[0]) + " must be at most 65535";
+  if (qs[2] > kMaxGridDim) return p + fmt("heads_q", qs[2]) + " must be at most 65535";
+  if (o.softmax_scale && !std::isfinite(*o.softmax_scale)) return p + "softmax_scale must be finite";
+  return {};
+}
+
+using NamedTensor = std::tuple<const char*, const FlashTensor*, bool>;  // name, tensor, shaped like q (else like k)
+
+// The checks both directions make: target, shapes, then each tensor's sizes and layout, then LSE.
+std::string call_error(const FlashKernelLimits& limits, FlashTarget target, const FlashTensor& q, const FlashTensor& k,
+                       const FlashOptions& options, std::initializer_list<NamedTensor> tensors, const float* lse) {
+  if (std::string e = target_error(limits, target); !e.empty()) return e;
+  if (q.data == nullptr || k.data == nullptr) return prefix(limits) + "q and k must not be null";
+  if (std::string e = shape_error(limits, q, k, options); !e.empty()) return e;
+  for (const auto& [name, tensor, like_q] : tensors)
+    if (std::string e = tensor_error(limits, name, *tensor, like_q ? q.sizes : k.sizes); !e.empty()) return e;
+  if (lse == nullptr) return prefix(limits) + "lse is null";
+  return {};
+}
+
+}  // namespace
+
+std::string flash_forward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashForwardTensors& t,
+                                const FlashOptions& options) {
+  return call_error(limits, target, t.q, t.k, options,
+                    {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true}}, t.lse);
+}
+
+std::string flash_backward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashBackwardTensors& t,
+                                 const FlashOptions& options) {
+  return call_error(limits, target, t.q, t.k, options,
+                    {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true},
+                     {"dout", &t.dout, true}, {"dq", &t.dq, true}, {"dk", &t.dk, false}, {"dv", &t.dv, false}},
+                    t.lse);
+}
+
+FlashShape make_flash_shape(FlashDtype dtype, const FlashTensor& q, const FlashTensor& k, const FlashOptions& o) {
+  FlashShape s;
+  s.batch = static_cast<int>(q.sizes[0]);
+  s.seqlen_q = static_cast<int>(q.sizes[1]);
+  s.seqlen_k = static_cast<int>(k.sizes[1]);
+  s.heads_q = static_cast<int>(q.sizes[2]);
+  s.heads_kv = static_cast<int>(k.sizes[2]);
+  s.head_dim = static_cast<int>(q.sizes[3]);
+  s.tag = dtype == FlashDtype::bf16 ? arch::MmaTag::bf16 : arch::MmaTag::fp16;
+  s.softmax_scale = o.softmax_scale ? *o.softmax_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(s.head_dim)));
+  // log2(e) folded into the scale once, rounded to fp32 (the kernels then round each product).
+  s.scale_log2 = static_cast<float>(static_cast<double>(s.softmax_scale) * 1.4426950408889634);
+  // Clamped window sides see the same keys and keep the int arithmetic small: right >= seqlen_q
+  // already admits every key (i + offset + seqlen_q >= seqlen_k), left >= seqlen_k likewise.
+  s.window_left = o.window_left < 0 ? -1 : std::min(o.window_left, s.seqlen_k);
+  s.window_right = o.window_right < 0 ? -1 : std::min(o.window_right, s.seqlen_q);
+  return s;
+}
+
+SeqTensor seq_tensor(const FlashTensor& t) {
+  return {static_cast<std::uint16_t*>(t.data), t.strides[0], t.strides[1], t.strides[2]};
+}
+
+}  // namespace flashproof::kernels
