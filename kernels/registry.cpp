@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/fa1/fa1_attention.h"
 #include "kernels/fa2/fa2_attention.h"
 #include "kernels/naive/naive_attention.h"
 
@@ -24,6 +25,7 @@ Registry& registry() {
     x.add(make_naive_attention());
     x.add(make_fa2_attention(false));
     x.add(make_fa2_attention(true));
+    x.add(make_fa1_attention());
     return x;
   }();
   return r;

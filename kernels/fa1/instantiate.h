@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/algo/tile_configs.h"
+#include "kernels/fa1/backward_kernel.h"
 #include "kernels/fa1/forward_kernel.h"
 #include "kernels/fa1/targets.h"
 
@@ -27,22 +28,33 @@ template <int kBucket>
 using Fa1ForwardFor = Fa1ForwardTraits<kBucket, algo::tile_config("fa1", "forward", kBucket).block_m,
                                        algo::tile_config("fa1", "forward", kBucket).block_n,
                                        algo::tile_config("fa1", "forward", kBucket).warps>;
-
 template <int kBucket>
-bool fa1_try_forward(const Fa1ForwardParams& p, int bucket) {
+using Fa1BackwardFor = FlashBackwardTraits<kBucket, algo::tile_config("fa1", "backward", kBucket).block_m,
+                                           algo::tile_config("fa1", "backward", kBucket).block_n,
+                                           algo::tile_config("fa1", "backward", kBucket).warps>;
+
+template <bool kBackward, int kBucket, class Params>
+bool fa1_try_bucket(const Params& p, int bucket) {
   if constexpr (fa1_bucket_compiled(kBucket)) {
     if (bucket != kBucket) return false;
-    launch_fa1_forward<Fa1ForwardFor<kBucket>>(p);
+    if constexpr (kBackward)
+      launch_fa1_backward<Fa1BackwardFor<kBucket>>(p);
+    else
+      launch_fa1_forward<Fa1ForwardFor<kBucket>>(p);
     return true;
   } else {
     return false;
   }
 }
 
-void fa1_run_forward(const Fa1ForwardParams& p, int head_dim_bucket) {
-  if (!(fa1_try_forward<64>(p, head_dim_bucket) || fa1_try_forward<128>(p, head_dim_bucket) ||
-        fa1_try_forward<256>(p, head_dim_bucket)))
-    throw std::invalid_argument("fa1: head-dim bucket " + std::to_string(head_dim_bucket) + " is not built here");
+template <bool kBackward, class Params>
+void fa1_dispatch(const Params& p, int bucket) {
+  const bool ran = fa1_try_bucket<kBackward, 64>(p, bucket) || fa1_try_bucket<kBackward, 128>(p, bucket) ||
+                   fa1_try_bucket<kBackward, 256>(p, bucket);
+  if (!ran) throw std::invalid_argument("fa1: head-dim bucket " + std::to_string(bucket) + " is not built here");
 }
+
+void fa1_run_forward(const Fa1ForwardParams& p, int head_dim_bucket) { fa1_dispatch<false>(p, head_dim_bucket); }
+void fa1_run_backward(const FlashBackwardParams& p, int head_dim_bucket) { fa1_dispatch<true>(p, head_dim_bucket); }
 
 }  // namespace flashproof::kernels::FP_TARGET

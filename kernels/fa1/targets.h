@@ -9,11 +9,13 @@ namespace flashproof::kernels {
 
 namespace emulated {
 void fa1_run_forward(const Fa1ForwardParams& p, int head_dim_bucket);
+void fa1_run_backward(const FlashBackwardParams& p, int head_dim_bucket);
 }  // namespace emulated
 
 #if defined(FLASHPROOF_HAS_CUDA)
 namespace gpu {
 void fa1_run_forward(const Fa1ForwardParams& p, int head_dim_bucket);
+void fa1_run_backward(const FlashBackwardParams& p, int head_dim_bucket);
 }  // namespace gpu
 #endif
 

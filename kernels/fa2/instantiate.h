@@ -29,7 +29,7 @@ using Fa2ForwardFor = Fa2ForwardTraits<kBucket, algo::tile_config("fa2", "forwar
                                        algo::tile_config("fa2", "forward", kBucket).block_n,
                                        algo::tile_config("fa2", "forward", kBucket).warps>;
 template <int kBucket>
-using Fa2BackwardFor = Fa2BackwardTraits<kBucket, algo::tile_config("fa2", "backward", kBucket).block_m,
+using Fa2BackwardFor = FlashBackwardTraits<kBucket, algo::tile_config("fa2", "backward", kBucket).block_m,
                                          algo::tile_config("fa2", "backward", kBucket).block_n,
                                          algo::tile_config("fa2", "backward", kBucket).warps>;
 
@@ -57,6 +57,6 @@ void fa2_dispatch(const Params& p, int bucket) {
 }
 
 void fa2_run_forward(const Fa2ForwardParams& p, int head_dim_bucket) { fa2_dispatch<false>(p, head_dim_bucket); }
-void fa2_run_backward(const Fa2BackwardParams& p, int head_dim_bucket) { fa2_dispatch<true>(p, head_dim_bucket); }
+void fa2_run_backward(const FlashBackwardParams& p, int head_dim_bucket) { fa2_dispatch<true>(p, head_dim_bucket); }
 
 }  // namespace flashproof::kernels::FP_TARGET

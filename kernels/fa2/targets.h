@@ -9,13 +9,13 @@ namespace flashproof::kernels {
 
 namespace emulated {
 void fa2_run_forward(const Fa2ForwardParams& p, int head_dim_bucket);
-void fa2_run_backward(const Fa2BackwardParams& p, int head_dim_bucket);
+void fa2_run_backward(const FlashBackwardParams& p, int head_dim_bucket);
 }  // namespace emulated
 
 #if defined(FLASHPROOF_HAS_CUDA)
 namespace gpu {
 void fa2_run_forward(const Fa2ForwardParams& p, int head_dim_bucket);
-void fa2_run_backward(const Fa2BackwardParams& p, int head_dim_bucket);
+void fa2_run_backward(const FlashBackwardParams& p, int head_dim_bucket);
 }  // namespace gpu
 #endif
 

@@ -24,6 +24,15 @@ bool device_usable() {
   return usable;
 }
 
+int multiprocessor_count() {
+  static const int count = [] {
+    int n = 0;
+    check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, 0), "multiprocessor count");
+    return n;
+  }();
+  return count;
+}
+
 void* device_alloc(std::size_t bytes) {
   void* p = nullptr;
   check(cudaMalloc(&p, bytes == 0 ? 1 : bytes), "cudaMalloc");

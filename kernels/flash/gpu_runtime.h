@@ -9,6 +9,7 @@
 namespace flashproof::kernels::gpu {
 
 bool device_usable();  // a device of compute capability 8.0 or newer
+int multiprocessor_count();  // of device 0, for grid sizing
 void* device_alloc(std::size_t bytes);
 void device_free(void* p);
 void copy_to_device(void* dst, const void* src, std::size_t bytes);

@@ -28,6 +28,23 @@ struct FlashShape {
   int window_left = -1, window_right = -1;  // bottom-right aligned; < 0: unbounded
 };
 
+// How the backward adds a key block's dQ contribution to the fp32 accumulator.
+enum class DqAccumulation {
+  atomic,  // one accumulator, atomicAdd (FA2: key blocks run in parallel)
+  slices,  // one slice per key block, summed in a fixed order afterwards (FA2 deterministic)
+  owned,   // one accumulator, plain read-modify-write (FA1: one thread block owns a head's rows)
+};
+
+struct FlashBackwardParams {
+  FlashShape shape;
+  SeqTensor q, k, v, o, dout, dq, dk, dv;
+  const float* lse = nullptr;  // the forward's [batch, heads_q, seqlen_q]
+  // Workspace, allocated by the API:
+  float* row_dot = nullptr;   // D = rowsum(dO * O), [batch, heads_q, seqlen_q]
+  float* dq_accum = nullptr;  // fp32 dQ / scale, [slices][batch][seqlen_q][heads_q][head_dim]
+  DqAccumulation dq_mode = DqAccumulation::atomic;
+};
+
 // Index of a query row's LSE (and of the backward's per-row D) in [batch, heads_q, seqlen_q].
 FP_HOST_DEVICE inline long long lse_index(const FlashShape& s, int batch, int head, int row) {
   return (static_cast<long long>(batch) * s.heads_q + head) * s.seqlen_q + row;

@@ -1,0 +1,111 @@
+#include "kernels/fa1/api.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+
+#include "kernels/algo/tile_configs.h"
+#include "kernels/fa1/targets.h"
+#include "kernels/flash/gpu_runtime.h"
+#include "kernels/flash/validate.h"
+
+#ifndef FLASHPROOF_FA1_BUCKETS
+#define FLASHPROOF_FA1_BUCKETS 0x7  // every head-dim bucket (CMake: FLASHPROOF_FA1_HEAD_DIMS)
+#endif
+
+namespace flashproof::kernels {
+namespace {
+
+// FA1's grid is one thread block per (batch, head), too few for a GPU unless batch * heads is large.
+// Dealing the query blocks out to more blocks keeps every row's arithmetic unchanged (its key blocks
+// still run in order in one thread block). The emulator gets a few, to keep host threads busy.
+int automatic_query_splits(FlashTarget target, const FlashShape& s, int block_m) {
+  int wanted = 8;
+#if defined(FLASHPROOF_HAS_CUDA)
+  if (target == FlashTarget::gpu) wanted = 2 * gpu::multiprocessor_count();
+#else
+  (void)target;
+#endif
+  const long long heads = static_cast<long long>(s.batch) * s.heads_q;
+  const long long splits = (wanted + heads - 1) / heads;
+  return static_cast<int>(std::clamp<long long>(splits, 1, (s.seqlen_q + block_m - 1) / block_m));
+}
+
+}  // namespace
+
+bool fa1_bucket_built(int bucket) {
+  for (int i = 0; i < 3; ++i)
+    if (algo::kFa1HeadDimBuckets[i] == bucket) return ((FLASHPROOF_FA1_BUCKETS >> i) & 1) != 0;
+  return false;
+}
+
+const FlashKernelLimits& fa1_limits() {
+  static constexpr FlashKernelLimits limits{"fa1", &algo::fa1_head_dim_bucket, &fa1_bucket_built,
+                                            "FLASHPROOF_FA1_HEAD_DIMS"};
+  return limits;
+}
+
+std::string fa1_forward_error(FlashTarget target, const FlashForwardTensors& t, const FlashOptions& options) {
+  return flash_forward_error(fa1_limits(), target, t, options);
+}
+
+std::string fa1_backward_error(FlashTarget target, const FlashBackwardTensors& t, const FlashOptions& options) {
+  return flash_backward_error(fa1_limits(), target, t, options);
+}
+
+void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors& t, const FlashOptions& options,
+                 int query_splits) {
+  if (std::string e = fa1_forward_error(target, t, options); !e.empty()) throw std::invalid_argument(e);
+  if (query_splits < 0) throw std::invalid_argument("fa1: query_splits must be >= 0 (0: automatic)");
+  Fa1ForwardParams p;
+  p.shape = make_flash_shape(dtype, t.q, t.k, options);
+  p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
+  p.lse = t.lse;
+  const FlashShape& s = p.shape;
+  const int bucket = algo::fa1_head_dim_bucket(s.head_dim);
+  const int block_m = algo::tile_config("fa1", "forward", bucket).block_m;
+  const int query_blocks = (s.seqlen_q + block_m - 1) / block_m;
+  p.query_splits = query_splits == 0 ? automatic_query_splits(target, s, block_m) : std::min(query_splits, query_blocks);
+  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
+  FlashBuffer o_accum(target, rows * s.head_dim * sizeof(float));
+  FlashBuffer row_max(target, rows * sizeof(float)), row_sum(target, rows * sizeof(float));
+  p.o_accum = static_cast<float*>(o_accum.data());
+  p.row_max = static_cast<float*>(row_max.data());
+  p.row_sum = static_cast<float*>(row_sum.data());
+#if defined(FLASHPROOF_HAS_CUDA)
+  if (target == FlashTarget::gpu) {
+    gpu::fa1_run_forward(p, bucket);
+    gpu::synchronize();  // the workspace is freed on return
+    return;
+  }
+#endif
+  emulated::fa1_run_forward(p, bucket);
+}
+
+void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {
+  if (std::string e = fa1_backward_error(target, t, options); !e.empty()) throw std::invalid_argument(e);
+  FlashBackwardParams p;
+  p.shape = make_flash_shape(dtype, t.q, t.k, options);
+  p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
+  p.dout = seq_tensor(t.dout);
+  p.dq = seq_tensor(t.dq), p.dk = seq_tensor(t.dk), p.dv = seq_tensor(t.dv);
+  p.lse = t.lse;
+  p.dq_mode = DqAccumulation::owned;
+  const FlashShape& s = p.shape;
+  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
+  FlashBuffer row_dot(target, rows * sizeof(float));
+  FlashBuffer dq_accum(target, rows * s.head_dim * sizeof(float));
+  p.row_dot = static_cast<float*>(row_dot.data());
+  p.dq_accum = static_cast<float*>(dq_accum.data());
+  const int bucket = algo::fa1_head_dim_bucket(s.head_dim);
+#if defined(FLASHPROOF_HAS_CUDA)
+  if (target == FlashTarget::gpu) {
+    gpu::fa1_run_backward(p, bucket);
+    gpu::synchronize();  // the workspace is freed on return
+    return;
+  }
+#endif
+  emulated::fa1_run_backward(p, bucket);
+}
+
+}  // namespace flashproof::kernels

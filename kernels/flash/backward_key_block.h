@@ -1,0 +1,271 @@
+// The backward pass shared by FA2 and FA1 (kernels/fa2/backward_kernel.h, kernels/fa1/backward_kernel.h):
+// 1. preprocess: D = rowsum(dO * O) per query row (fp32), and dQ's fp32 accumulator zeroed;
+// 2. backward_key_block, the work of one key block: K and V stay in shared memory while the query
+//    blocks that see them stream through (kernels/algo/block_ranges.h), for every query head of the
+//    group, so dK and dV sum over the group in registers. P is recomputed from the stored LSE
+//    (kernels/algo/softmax_backward.h). Each warp owns 16 keys: S^T = K Q^T and dP^T = V dO^T, then
+//    dV += P^T dO and dK += dS^T Q. dS^T goes through shared memory for dQ = dS K, which the warps
+//    split by query rows and add to the fp32 accumulator (DqAccumulation). FA2 runs one key block
+//    per thread block; FA1 runs them one after another in one thread block per (batch, kv head);
+// 3. convert: dQ = scale * accumulator, rounded to the input type. With per-key-block slices it
+//    sums the slices of exactly the key blocks that visit the row (the same block ranges, proved
+//    consistent in both loop orders) in a fixed order.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "kernels/algo/block_ranges.h"
+#include "kernels/algo/online_softmax.h"
+#include "kernels/algo/softmax_backward.h"
+#include "kernels/arch/atomic.h"
+#include "kernels/arch/cp_async.h"
+#include "kernels/arch/smem.h"
+#include "kernels/flash/params.h"
+#include "kernels/launch.h"
+#include "kernels/tile/smem_tile.h"
+#include "kernels/tile/tile_copy.h"
+#include "kernels/tile/warp_fragments.h"
+
+namespace flashproof::kernels::FP_TARGET {
+
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_>
+struct FlashBackwardTraits {
+  static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
+  static constexpr int kThreads = kWarps * 32;
+  static_assert(kBlockN == 16 * kWarps, "each warp owns 16 keys");
+  static_assert(kBlockM % 32 == 0 && kHeadDim % 32 == 0);
+  static constexpr int kQTiles = kBlockM / 8;   // n8 tiles of S^T per warp
+  static constexpr int kOTiles = kHeadDim / 8;  // n8 tiles of dK, dV, dQ
+  // dQ = dS K: (kBlockM / 16) m16 tiles, each split into kDqSplit column ranges, over the warps.
+  static constexpr int kDqSplit = kWarps > kBlockM / 16 ? kWarps / (kBlockM / 16) : 1;
+  static_assert(kOTiles % kDqSplit == 0);
+  static constexpr int kDqItems = (kBlockM / 16) * kDqSplit;
+  using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
+  using QTile = tile::SmemTile<kBlockM, kHeadDim>;
+  using DsTile = tile::SmemTile<kBlockN, kBlockM>;  // dS^T, [key][query]
+  // K, V, Q, dO, dS^T, then LSE (log2 units) and D per query row of the block.
+  static constexpr std::size_t kSmemBytes =
+      2 * KvTile::kBytes + 2 * QTile::kBytes + DsTile::kBytes + 2 * sizeof(float) * kBlockM;
+};
+
+inline constexpr int kRowKernelThreads = 128;
+
+FP_HOST_DEVICE inline float* dq_accum_row(const FlashBackwardParams& p, int split, int batch, int row, int head) {
+  const FlashShape& s = p.shape;
+  return p.dq_accum +
+         (((static_cast<long long>(split) * s.batch + batch) * s.seqlen_q + row) * s.heads_q + head) * s.head_dim;
+}
+
+// Grid (ceil(seqlen_q / 128), batch, heads_q), one thread per query row.
+template <class Traits>  // a template only so that FA1 and FA2 can both include it (one definition each)
+__global__ void backward_preprocess_kernel(FlashBackwardParams p) {
+  const FlashShape& s = p.shape;
+  const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int batch = static_cast<int>(blockIdx.y), head = static_cast<int>(blockIdx.z);
+  if (row >= s.seqlen_q) return;
+  const std::uint16_t* o = p.o.at(batch, row, head);
+  const std::uint16_t* dout = p.dout.at(batch, row, head);
+  float dot = 0.0f;
+  for (int c = 0; c < s.head_dim; ++c)
+    dot += algo::Domain<float>::mul(arch::bits16_to_float(s.tag, dout[c]), arch::bits16_to_float(s.tag, o[c]));
+  p.row_dot[lse_index(s, batch, head, row)] = dot;
+  if (p.dq_mode != DqAccumulation::slices) {
+    float* accum = dq_accum_row(p, 0, batch, row, head);
+    for (int c = 0; c < s.head_dim; ++c) accum[c] = 0.0f;
+  }
+}
+
+// One key block's share of the backward, run by one thread block: K and V of key block n_block
+// stay in shared memory while the query blocks that see it stream through, for every query head of
+// kv_head's group; dK and dV (summed over the group in registers) are written at the end, and dQ's
+// contributions go to the accumulator as p.dq_mode says. Leaves no copy in flight; callers that run
+// it again in the same block separate the calls with a barrier.
+template <class Traits>
+__device__ void backward_key_block(const FlashBackwardParams& p, int batch, int kv_head, int n_block) {
+  using KvTile = typename Traits::KvTile;
+  using QTile = typename Traits::QTile;
+  using DsTile = typename Traits::DsTile;
+  constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kThreads = Traits::kThreads;
+  constexpr int kQTiles = Traits::kQTiles, kOTiles = Traits::kOTiles;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  using D = algo::Domain<float>;
+  const FlashShape& s = p.shape;
+
+  const int group = s.heads_q / s.heads_kv;
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
+  const int first_key = n_block * kBlockN, warp_key0 = warp * 16;
+
+  const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
+                                  {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
+  const algo::BlockRange<int> queries = algo::query_blocks_for_key_block(g, n_block);
+
+  std::uint16_t* k_s = dynamic_smem<std::uint16_t>();
+  std::uint16_t* v_s = k_s + KvTile::kRows * KvTile::kCols;
+  std::uint16_t* q_s = v_s + KvTile::kRows * KvTile::kCols;
+  std::uint16_t* do_s = q_s + QTile::kRows * QTile::kCols;
+  std::uint16_t* ds_s = do_s + QTile::kRows * QTile::kCols;
+  float* lse_s = reinterpret_cast<float*>(ds_s + DsTile::kRows * DsTile::kCols);
+  float* dot_s = lse_s + kBlockM;
+
+  tile::copy_tile_async<KvTile, kThreads>(k_s, p.k.at(batch, first_key, kv_head), p.k.row_stride,
+                                          s.seqlen_k - first_key, s.head_dim, tid);
+  tile::copy_tile_async<KvTile, kThreads>(v_s, p.v.at(batch, first_key, kv_head), p.v.row_stride,
+                                          s.seqlen_k - first_key, s.head_dim, tid);
+  arch::cp_async_commit();
+
+  arch::MmaC acc_dk[kOTiles], acc_dv[kOTiles];
+  for (int nt = 0; nt < kOTiles; ++nt)
+    for (int i = 0; i < 4; ++i) acc_dk[nt].reg[i] = 0.0f, acc_dv[nt].reg[i] = 0.0f;
+  const float log2e = 1.44269504088896340736f;
+
+  for (int member = 0; member < group; ++member) {
+    const int head = kv_head * group + member;
+    for (int m_block = queries.begin; m_block < queries.end; ++m_block) {
+      const int first_row = m_block * kBlockM;
+      tile::copy_tile_async<QTile, kThreads>(q_s, p.q.at(batch, first_row, head), p.q.row_stride,
+                                             s.seqlen_q - first_row, s.head_dim, tid);
+      tile::copy_tile_async<QTile, kThreads>(do_s, p.dout.at(batch, first_row, head), p.dout.row_stride,
+                                             s.seqlen_q - first_row, s.head_dim, tid);
+      arch::cp_async_commit();
+      for (int i = tid; i < kBlockM; i += kThreads) {
+        const int row = first_row + i;
+        const bool valid = row < s.seqlen_q;
+        const long long at = lse_index(s, batch, head, valid ? row : 0);
+        // Rows past the end: LSE +inf makes P = 0 there.
+        arch::smem_store(lse_s + i, valid ? algo::lse_log2(p.lse[at], log2e) : kInf);
+        arch::smem_store(dot_s + i, valid ? p.row_dot[at] : 0.0f);
+      }
+      arch::cp_async_wait<0>();
+      __syncthreads();
+
+      // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys.
+      arch::MmaC score[kQTiles], dprob[kQTiles];
+      for (int nt = 0; nt < kQTiles; ++nt)
+        for (int i = 0; i < 4; ++i) score[nt].reg[i] = 0.0f, dprob[nt].reg[i] = 0.0f;
+      for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
+        const arch::MmaA k_frag = tile::load_a<KvTile>(k_s, warp_key0, k0, lane);
+        const arch::MmaA v_frag = tile::load_a<KvTile>(v_s, warp_key0, k0, lane);
+        for (int nt = 0; nt < kQTiles; ++nt) {
+          score[nt] = arch::mma_m16n8k16(s.tag, k_frag, tile::load_b_from_nk<QTile>(q_s, nt * 8, k0, lane), score[nt]);
+          dprob[nt] = arch::mma_m16n8k16(s.tag, v_frag, tile::load_b_from_nk<QTile>(do_s, nt * 8, k0, lane), dprob[nt]);
+        }
+      }
+
+      // P^T recomputed from the LSE, dS^T = P^T * (dP^T - D); masked pairs get P = 0, dS = 0.
+      const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
+      for (int nt = 0; nt < kQTiles; ++nt) {
+        for (int i = 0; i < 4; ++i) {
+          const arch::MatrixCoord at = arch::mma_c_element(lane, i);
+          const int key = first_key + warp_key0 + at.row, local_row = nt * 8 + at.col;
+          const int row = first_row + local_row;
+          float x = algo::scaled_logit(score[nt].reg[i], s.scale_log2);
+          if (needs_mask && !(row < s.seqlen_q && key < s.seqlen_k && g.mask.visible(row, key))) x = -kInf;
+          const float prob = algo::recompute_prob(x, arch::smem_load(lse_s + local_row));
+          score[nt].reg[i] = prob;
+          dprob[nt].reg[i] = algo::softmax_grad(prob, dprob[nt].reg[i], arch::smem_load(dot_s + local_row));
+        }
+      }
+
+      // dV += P^T dO and dK += dS^T Q (query rows are the reduction dimension).
+      for (int kt = 0; kt < kQTiles / 2; ++kt) {
+        const arch::MmaA p_frag = tile::accumulators_as_a(s.tag, score[2 * kt], score[2 * kt + 1]);
+        const arch::MmaA ds_frag = tile::accumulators_as_a(s.tag, dprob[2 * kt], dprob[2 * kt + 1]);
+        for (int nt = 0; nt < kOTiles; ++nt) {
+          acc_dv[nt] = arch::mma_m16n8k16(s.tag, p_frag, tile::load_b_from_kn<QTile>(do_s, nt * 8, kt * 16, lane), acc_dv[nt]);
+          acc_dk[nt] = arch::mma_m16n8k16(s.tag, ds_frag, tile::load_b_from_kn<QTile>(q_s, nt * 8, kt * 16, lane), acc_dk[nt]);
+        }
+      }
+
+      // dS^T to shared memory, rounded as in the dK product, for dQ.
+      for (int nt = 0; nt < kQTiles; ++nt) {
+        for (int h = 0; h < 2; ++h) {
+          const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h);
+          const std::uint32_t pair = arch::pack_rounded(s.tag, dprob[nt].reg[2 * h], dprob[nt].reg[2 * h + 1]);
+          arch::smem_store(reinterpret_cast<std::uint32_t*>(ds_s + DsTile::offset(warp_key0 + at.row, nt * 8 + at.col)),
+                           pair);
+        }
+      }
+      __syncthreads();
+
+      // dQ (unscaled) += dS K for this block's keys.
+      constexpr int kTilesPerItem = kOTiles / Traits::kDqSplit;
+      const int split = p.dq_mode == DqAccumulation::slices ? n_block : 0;
+      for (int item = warp; item < Traits::kDqItems; item += Traits::kWarps) {
+        const int mt = item / Traits::kDqSplit, nt0 = (item % Traits::kDqSplit) * kTilesPerItem;
+        arch::MmaC dq[kTilesPerItem];
+        for (int j = 0; j < kTilesPerItem; ++j)
+          for (int i = 0; i < 4; ++i) dq[j].reg[i] = 0.0f;
+        for (int kt = 0; kt < kBlockN / 16; ++kt) {
+          const arch::MmaA ds_frag = tile::load_a_transposed<DsTile>(ds_s, mt * 16, kt * 16, lane);
+          for (int j = 0; j < kTilesPerItem; ++j)
+            dq[j] = arch::mma_m16n8k16(s.tag, ds_frag, tile::load_b_from_kn<KvTile>(k_s, (nt0 + j) * 8, kt * 16, lane), dq[j]);
+        }
+        for (int i = 0; i < 4; ++i) {
+          const arch::MatrixCoord at = arch::mma_c_element(lane, i);
+          const int row = first_row + mt * 16 + at.row;
+          if (row >= s.seqlen_q) continue;
+          float* accum = dq_accum_row(p, split, batch, row, head);
+          for (int j = 0; j < kTilesPerItem; ++j) {
+            const int col = (nt0 + j) * 8 + at.col;
+            if (col >= s.head_dim) continue;
+            switch (p.dq_mode) {
+              case DqAccumulation::atomic: arch::atomic_add(accum + col, dq[j].reg[i]); break;
+              case DqAccumulation::slices: accum[col] = dq[j].reg[i]; break;
+              case DqAccumulation::owned: accum[col] += dq[j].reg[i]; break;  // this thread's element
+            }
+          }
+        }
+      }
+      __syncthreads();  // Q, dO, dS^T, LSE and D are overwritten by the next query block
+    }
+  }
+  arch::cp_async_wait<0>();  // the K/V copy, when no query block was visited
+
+  for (int nt = 0; nt < kOTiles; ++nt) {
+    for (int i = 0; i < 4; ++i) {
+      const arch::MatrixCoord at = arch::mma_c_element(lane, i);
+      const int key = first_key + warp_key0 + at.row, col = nt * 8 + at.col;
+      if (key >= s.seqlen_k || col >= s.head_dim) continue;
+      p.dk.at(batch, key, kv_head)[col] = arch::float_to_bits16(s.tag, D::mul(acc_dk[nt].reg[i], s.softmax_scale));
+      p.dv.at(batch, key, kv_head)[col] = arch::float_to_bits16(s.tag, acc_dv[nt].reg[i]);
+    }
+  }
+}
+
+// Grid (ceil(seqlen_q / 128), batch, heads_q), one thread per query row. The tile shape is the main
+// kernel's: in deterministic mode it names the slices that hold a row's contributions.
+template <class Traits>
+__global__ void backward_convert_kernel(FlashBackwardParams p) {
+  const FlashShape& s = p.shape;
+  const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int batch = static_cast<int>(blockIdx.y), head = static_cast<int>(blockIdx.z);
+  if (row >= s.seqlen_q) return;
+  algo::BlockRange<int> splits{0, 1};
+  if (p.dq_mode == DqAccumulation::slices) {
+    const algo::TileGeometry<int> g{Traits::kBlockM, Traits::kBlockN, s.seqlen_q, s.seqlen_k,
+                                    {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
+    splits = algo::key_blocks_for_query_block(g, row / Traits::kBlockM);
+  }
+  std::uint16_t* dq = p.dq.at(batch, row, head);
+  for (int c = 0; c < s.head_dim; ++c) {
+    float sum = 0.0f;
+    for (int split = splits.begin; split < splits.end; ++split) sum += dq_accum_row(p, split, batch, row, head)[c];
+    dq[c] = arch::float_to_bits16(s.tag, algo::Domain<float>::mul(sum, s.softmax_scale));
+  }
+}
+
+// Runs preprocess, the main kernel (grid and kernel given by the caller) and convert.
+template <class Traits>
+void launch_backward(const FlashBackwardParams& p, const char* main_name, Dim3 main_grid,
+                     void (*main_kernel)(FlashBackwardParams)) {
+  const FlashShape& s = p.shape;
+  const Dim3 rows_grid{static_cast<unsigned>((s.seqlen_q + kRowKernelThreads - 1) / kRowKernelThreads),
+                       static_cast<unsigned>(s.batch), static_cast<unsigned>(s.heads_q)};
+  const Dim3 row_block{kRowKernelThreads, 1, 1};
+  launch_kernel("backward_preprocess", rows_grid, row_block, 0, backward_preprocess_kernel<Traits>, p);
+  launch_kernel(main_name, main_grid, Dim3{Traits::kThreads, 1, 1}, Traits::kSmemBytes, main_kernel, p);
+  launch_kernel("backward_convert", rows_grid, row_block, 0, backward_convert_kernel<Traits>, p);
+}
+
+}  // namespace flashproof::kernels::FP_TARGET
