@@ -51,12 +51,7 @@ void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
 
 void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {
   if (std::string e = fa2_backward_error(target, t, options); !e.empty()) throw std::invalid_argument(e);
-  FlashBackwardParams p;
-  p.shape = make_flash_shape(dtype, t.q, t.k, options);
-  p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
-  p.dout = seq_tensor(t.dout);
-  p.dq = seq_tensor(t.dq), p.dk = seq_tensor(t.dk), p.dv = seq_tensor(t.dv);
-  p.lse = t.lse;
+  FlashBackwardParams p = make_flash_backward_params(dtype, t, options);
   p.dq_mode = options.deterministic ? DqAccumulation::slices : DqAccumulation::atomic;
   const int bucket = algo::head_dim_bucket(p.shape.head_dim);
   const FlashShape& s = p.shape;

@@ -122,4 +122,15 @@ SeqTensor seq_tensor(const FlashTensor& t) {
   return {static_cast<std::uint16_t*>(t.data), t.strides[0], t.strides[1], t.strides[2]};
 }
 
+FlashBackwardParams make_flash_backward_params(FlashDtype dtype, const FlashBackwardTensors& t,
+                                               const FlashOptions& options) {
+  FlashBackwardParams p;
+  p.shape = make_flash_shape(dtype, t.q, t.k, options);
+  p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
+  p.dout = seq_tensor(t.dout);
+  p.dq = seq_tensor(t.dq), p.dk = seq_tensor(t.dk), p.dv = seq_tensor(t.dv);
+  p.lse = t.lse;
+  return p;
+}
+
 }  // namespace flashproof::kernels

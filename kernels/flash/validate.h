@@ -29,5 +29,9 @@ std::string flash_backward_error(const FlashKernelLimits& limits, FlashTarget ta
 // clamped to the sequence lengths.
 FlashShape make_flash_shape(FlashDtype dtype, const FlashTensor& q, const FlashTensor& k, const FlashOptions& options);
 SeqTensor seq_tensor(const FlashTensor& t);
+// The backward's parameters of a validated call; the workspace pointers and dq_mode are the
+// kernel's to set.
+FlashBackwardParams make_flash_backward_params(FlashDtype dtype, const FlashBackwardTensors& t,
+                                               const FlashOptions& options);
 
 }  // namespace flashproof::kernels

@@ -26,14 +26,8 @@ const bool kForceEmulator = [] { return setenv("FLASHPROOF_TARGET", "emulated", 
 class Fa1Emulated : public ::testing::TestWithParam<FlashCase> {};
 
 TEST_P(Fa1Emulated, MeetsTheBaselineRuleAndAgreesWithFa2) {
-  if (const std::string why = bucket_not_built(GetParam()); !why.empty()) GTEST_SKIP() << why;
-  CheckRecord record;
-  expect_case_passes(GetParam(), "emulated", &record);
-  if (HasFatalFailure()) return;
-  FlashCase fa2_case = GetParam();
-  fa2_case.impl = "fa2";
-  if (const std::string why = bucket_not_built(fa2_case); !why.empty()) GTEST_SKIP() << why;
-  expect_fa1_matches_fa2(GetParam(), record, kFa1Fa2AgreementFloors);
+  if (const std::string why = fa1_or_fa2_not_built(GetParam()); !why.empty()) GTEST_SKIP() << why;
+  expect_fa1_case_passes_and_matches_fa2(GetParam(), "emulated");
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, Fa1Emulated, ::testing::ValuesIn(matrix_cases("fa1")),

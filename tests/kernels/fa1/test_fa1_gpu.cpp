@@ -21,14 +21,8 @@ class Fa1Gpu : public ::testing::TestWithParam<FlashCase> {};
 
 TEST_P(Fa1Gpu, MeetsTheBaselineRuleAndAgreesWithFa2) {
   if (!kernels::flash_gpu_usable()) GTEST_SKIP() << "no usable GPU (sm_80+)";
-  if (const std::string why = bucket_not_built(GetParam()); !why.empty()) GTEST_SKIP() << why;
-  CheckRecord record;
-  expect_case_passes(GetParam(), "gpu", &record);
-  if (HasFatalFailure()) return;
-  FlashCase fa2_case = GetParam();
-  fa2_case.impl = "fa2";
-  if (const std::string why = bucket_not_built(fa2_case); !why.empty()) GTEST_SKIP() << why;
-  expect_fa1_matches_fa2(GetParam(), record, kFa1Fa2AgreementFloors);
+  if (const std::string why = fa1_or_fa2_not_built(GetParam()); !why.empty()) GTEST_SKIP() << why;
+  expect_fa1_case_passes_and_matches_fa2(GetParam(), "gpu");
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, Fa1Gpu, ::testing::ValuesIn(matrix_cases("fa1")),
