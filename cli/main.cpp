@@ -14,6 +14,7 @@
 
 #include <filesystem>
 
+#include "harness/case_file.h"
 #include "harness/check.h"
 #include "proofs/proof.h"
 #include "kernels/registry.h"
@@ -31,7 +32,8 @@ constexpr const char* kUsage =
     "                        [--kv-heads N] [--seqlen-q N] [--seqlen-k N] [--head-dim N]\n"
     "                        [--causal] [--window L,R] [--scale S] [--dist NAME[:P]] [--seed S]\n"
     "                        [--backward] [--json] [--reference fast|mpfr|cpp_bin_float]\n"
-    "                        [--precision BITS] [--sample N] [--threads N]\n"
+    "                        [--precision BITS] [--sample N] [--threads N] [--save-case FILE]\n"
+    "       flashproof replay FILE [--json] [--threads N]\n"
     "       flashproof prove [NAME...] [--list] [--smt2 DIR] [--timeout SECONDS] [--verbose]\n";
 
 template <class T>
@@ -65,6 +67,34 @@ struct Args {
   bool done() const { return pos >= items.size(); }
 };
 
+// One command-line item: an option (with its value when given as --opt=value) or a positional.
+struct Arg {
+  Args& a;
+  std::string_view name, value;
+  bool has_value = false;
+  explicit Arg(Args& args) : a(args), name(args.items[args.pos++]) {
+    if (const auto eq = name.find('='); name.starts_with("--") && eq != std::string_view::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+  }
+  void flag() const {
+    if (has_value) throw UsageError(std::string(name) + " takes no value");
+  }
+  std::string_view next() {
+    if (has_value) return value;
+    if (a.done()) throw UsageError(std::string(name) + " needs a value");
+    return a.items[a.pos++];
+  }
+};
+
+// The record as a table or JSON; exit status 1 for a failed check, 0 for pass or out-of-domain.
+int report(const CheckRecord& r, bool json) {
+  std::cout << (json ? to_json(r) : to_table(r));
+  return r.verdict == Verdict::fail ? 1 : 0;
+}
+
 int run_list() {
   for (AttentionImpl* impl : implementations())
     std::cout << impl->name() << "\t" << impl->where() << "\t" << impl->description() << "\n";
@@ -79,23 +109,12 @@ int run_check_command(Args a) {
   CheckOptions opt;
   bool json = false, causal = false, kv_heads_given = false;
   std::optional<std::pair<std::int64_t, std::int64_t>> window;
+  std::string save_case;
   while (!a.done()) {
-    std::string_view arg = a.items[a.pos++];
-    std::string_view value;
-    bool has_value = false;
-    if (const auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos) {
-      value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-      has_value = true;
-    }
-    auto flag = [&] {
-      if (has_value) throw UsageError(std::string(arg) + " takes no value");
-    };
-    auto next = [&]() -> std::string_view {
-      if (has_value) return value;
-      if (a.done()) throw UsageError(std::string(arg) + " needs a value");
-      return a.items[a.pos++];
-    };
+    Arg item(a);
+    const std::string_view arg = item.name;
+    auto flag = [&] { item.flag(); };
+    auto next = [&] { return item.next(); };
     if (arg == "--impl") {
       c.impl = std::string(next());
     } else if (arg == "--dtype") {
@@ -161,6 +180,9 @@ int run_check_command(Args a) {
       opt.reference.sample = parse_count(arg, next());
     } else if (arg == "--threads") {
       opt.reference.threads = static_cast<int>(parse_count(arg, next()));
+    } else if (arg == "--save-case") {
+      save_case = std::string(next());
+      if (save_case.empty()) throw UsageError("--save-case needs a file name");
     } else {
       throw UsageError("unknown option '" + std::string(arg) + "'");
     }
@@ -177,9 +199,41 @@ int run_check_command(Args a) {
     c.problem.window_right = 0;
   }
   if (const std::string e = c.problem.validate(); !e.empty()) throw UsageError(e);
-  const CheckRecord r = run_check(c, opt);
-  std::cout << (json ? to_json(r) : to_table(r));
-  return r.verdict == Verdict::fail ? 1 : 0;
+  // Saved before the run, so a case whose implementation crashes is kept as well.
+  if (!save_case.empty()) write_case_file(save_case, c, opt);
+  return report(run_check(c, opt), json);
+}
+
+// flashproof replay FILE: the saved case with its saved check options (docs/case-files.md).
+int run_replay_command(Args a) {
+  std::optional<std::string> file;
+  bool json = false;
+  int threads = 0;
+  while (!a.done()) {
+    Arg item(a);
+    if (item.name == "--json") {
+      item.flag();
+      json = true;
+    } else if (item.name == "--threads") {
+      threads = static_cast<int>(parse_count(item.name, item.next()));
+    } else if (item.name.starts_with("-")) {
+      throw UsageError("unknown option '" + std::string(item.name) + "' for replay");
+    } else if (file) {
+      throw UsageError("replay takes one case file, got '" + *file + "' and '" +
+                       std::string(item.name) + "'");
+    } else {
+      file = std::string(item.name);
+    }
+  }
+  if (!file) throw UsageError("replay needs a case file (flashproof replay FILE [--json])");
+  CaseFile cf = read_case_file(*file);
+  cf.options.reference.threads = threads;
+  const CheckRecord r = run_check(cf.c, cf.options);
+  if (!json) {
+    std::cout << "case file: " << *file << "\n";
+    if (!cf.note.empty()) std::cout << "note: " << cf.note << "\n";
+  }
+  return report(r, json);
 }
 
 // flashproof prove: every proof (or the named ones) and its twin. Exit 0 only when every proof is
@@ -249,7 +303,7 @@ int run_prove_command(Args a) {
 }
 
 int main_impl(int argc, char** argv) {
-  if (argc < 2) throw UsageError("missing command (list, check, prove)");
+  if (argc < 2) throw UsageError("missing command (list, check, prove, replay)");
   const std::string_view cmd = argv[1];
   Args rest;
   for (int i = 2; i < argc; ++i) rest.items.emplace_back(argv[i]);
@@ -263,10 +317,11 @@ int main_impl(int argc, char** argv) {
   }
   if (cmd == "check") return run_check_command(rest);
   if (cmd == "prove") return run_prove_command(rest);
-  for (const char* later : {"fuzz", "replay", "report"})
+  if (cmd == "replay") return run_replay_command(rest);
+  for (const char* later : {"fuzz", "report"})
     if (cmd == later)
       throw UsageError("'" + std::string(cmd) + "' is not available in this version yet");
-  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove)");
+  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove, replay)");
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
-// The flashproof command end to end: good cases, JSON, and one-line errors with exit status 2.
+// The flashproof command end to end: good cases, JSON, case files and replay, and one-line errors
+// with exit status 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <vector>
 #include <string>
+#include <utility>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -77,6 +80,13 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
       {"prove --timeout 0", "--timeout must be >= 1"},
       {"prove --smt2 /proc/flashproof", "--smt2: cannot create directory"},
       {"prove --frobnicate", "unknown option '--frobnicate' for prove"},
+      {"check --save-case /proc/flashproof/case.json", "cannot write case file /proc/flashproof/case.json: "},
+      {"replay", "replay needs a case file"},
+      {"replay a.json b.json", "replay takes one case file, got 'a.json' and 'b.json'"},
+      {"replay --frobnicate x.json", "unknown option '--frobnicate' for replay"},
+      {"replay --threads 0 x.json", "--threads must be >= 1"},
+      {"replay /nonexistent/case.json", "case file /nonexistent/case.json: does not exist"},
+      {"replay /proc", "case file /proc: is a directory"},
       {"frobnicate", "unknown command 'frobnicate'"},
       {"", "missing command"},
   };
@@ -123,6 +133,115 @@ TEST(Cli, ProveListNamesEveryProof) {
   for (const char* name : {"online_softmax_fa2", "online_softmax_fa1", "fa1_equals_fa2", "merge_states",
                            "backward_prob", "block_skip_forward", "block_skip_backward", "mask_free_tiles"})
     EXPECT_NE(r.out.find(name), std::string::npos) << name;
+}
+
+std::string temp_path(const std::string& name) {
+  return testing::TempDir() + "flashproof_" + std::to_string(getpid()) + "_" + name;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr) << path;
+  fputs(text.c_str(), f);
+  fclose(f);
+}
+
+// The JSON record without the line of run times (the only fields that vary run to run).
+std::string without_timing(const std::string& json) {
+  std::string out;
+  std::size_t at = 0;
+  while (at < json.size()) {
+    const std::size_t end = std::min(json.find('\n', at), json.size());
+    const std::string line = json.substr(at, end - at);
+    if (line.rfind("  \"seconds\": ", 0) != 0) out += line + "\n";
+    at = end + 1;
+  }
+  return out;
+}
+
+// check --save-case writes the case; replay re-runs it to the identical record (the case, every
+// error, tolerance and verdict), also with non-default reference options (sampling, MPFR).
+TEST(Cli, ReplayOfASavedCaseGivesTheIdenticalRecord) {
+  for (const std::string options :
+       {"--impl naive --dtype bf16 --heads 4 --kv-heads 2 --seqlen-q 9 --seqlen-k 17 "
+        "--head-dim 40 --window 3,2 --scale 0.3 --dist large-logits:300 "
+        "--seed 18446744073709551615 --backward --sample 5",
+        "--dtype fp32 --seqlen-q 6 --seqlen-k 5 --head-dim 8 --causal --dist growing-max:7.5 "
+        "--seed 9007199254740993 --reference mpfr --precision 150"}) {
+    const std::string file = temp_path("saved_case.json");
+    const Result checked = run("check --json --save-case " + file + " " + options);
+    ASSERT_EQ(checked.status, 0) << options << "\n" << checked.out << checked.err;
+    const Result replayed = run("replay --json " + file);
+    ASSERT_EQ(replayed.status, 0) << options << "\n" << replayed.out << replayed.err;
+    EXPECT_NE(without_timing(checked.out).find("\"verdict\": \"pass\""), std::string::npos);
+    EXPECT_NE(checked.out.find("\"seconds\""), std::string::npos);
+    EXPECT_EQ(without_timing(replayed.out), without_timing(checked.out)) << options;
+    const Result table = run("replay " + file);
+    EXPECT_EQ(table.status, 0);
+    EXPECT_EQ(table.out.rfind("case file: " + file + "\n", 0), 0u) << table.out;
+    EXPECT_NE(table.out.find("verdict: pass"), std::string::npos) << table.out;
+    std::remove(file.c_str());
+  }
+}
+
+std::string hand_written_case(const std::string& check_options, const std::string& dist = "normal",
+                              const std::string& impl = "naive") {
+  return R"({"format": "flashproof-case", "version": 1, "note": "property x failed; RC_PARAMS=\"reproduce=abc\"",
+  "impl": ")" + impl + R"(", "dtype": "fp16", "batch": 1, "heads_q": 2, "heads_kv": 1, "seqlen_q": 7,
+  "seqlen_k": 9, "head_dim": 16, "window_left": -1, "window_right": -1, "scale": null,
+  "dist": ")" + dist + R"(", "seed": "5", "backward": false, "check": {)" + check_options + "}}\n";
+}
+
+// No implementation in this binary fails, so the failing replay is the naive baseline judged by
+// saved check options that admit no error at all (k = 0, no floor): the options are honoured, the
+// verdict is fail and the exit status 1, and the note is printed.
+TEST(Cli, ReplayJudgesWithTheSavedOptions) {
+  const std::string file = temp_path("strict_case.json");
+  write_file(file, hand_written_case(""));
+  const Result lenient = run("replay " + file);
+  EXPECT_EQ(lenient.status, 0) << lenient.out << lenient.err;
+  EXPECT_NE(lenient.out.find("note: property x failed; RC_PARAMS=\"reproduce=abc\"\n"), std::string::npos)
+      << lenient.out;
+  write_file(file, hand_written_case(R"("k_forward": 0, "floor_ulps": 0, "lse_floor_ulps": 0)"));
+  const Result strict = run("replay " + file);
+  EXPECT_EQ(strict.status, 1) << strict.out << strict.err;
+  EXPECT_NE(strict.out.find("verdict: fail"), std::string::npos) << strict.out;
+  const Result strict_json = run("replay --json " + file);
+  EXPECT_EQ(strict_json.status, 1);
+  EXPECT_EQ(strict_json.out.front(), '{') << "no note before the JSON record";
+  EXPECT_NE(strict_json.out.find("\"verdict\": \"fail\""), std::string::npos);
+  std::remove(file.c_str());
+}
+
+// Out-of-domain inputs exit 0, as with check.
+TEST(Cli, ReplayOfAnOutOfDomainCaseExitsZero) {
+  const std::string file = temp_path("special_case.json");
+  write_file(file, hand_written_case("", "special:0.25"));
+  const Result r = run("replay " + file);
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: out-of-domain"), std::string::npos) << r.out;
+  std::remove(file.c_str());
+}
+
+TEST(Cli, ReplayOfABadFileIsAOneLineErrorWithStatus2) {
+  const std::string file = temp_path("bad_case.json");
+  const std::string good = hand_written_case("");
+  const std::pair<std::string, std::string> cases[] = {
+      {good.substr(0, good.size() - 5), "unexpected end of file (truncated?)"},
+      {good + "]", "unexpected characters after the top-level value"},
+      {"{\"format\": \"something-else\", \"version\": 1}", "not a flashproof case file"},
+      {hand_written_case("", "cauchy"), "unknown distribution \"cauchy\""},
+      {hand_written_case("", "normal", "fa9"), "unknown implementation 'fa9'"},
+  };
+  for (const auto& [text, message] : cases) {
+    write_file(file, text);
+    const Result r = run("replay " + file);
+    EXPECT_EQ(r.status, 2) << message;
+    EXPECT_NE(r.err.find(message), std::string::npos) << message << " -> " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  std::remove(file.c_str());
 }
 
 }  // namespace
