@@ -17,7 +17,9 @@
 #include "harness/case_file.h"
 #include "harness/check.h"
 #include "proofs/proof.h"
+#include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
+#include "properties/properties.h"
 
 namespace flashproof {
 namespace {
@@ -204,6 +206,25 @@ int run_check_command(Args a) {
   return report(run_check(c, opt), json);
 }
 
+// A case file saved by a failing property: the property again on the same case. Exit 0 when it
+// holds now, 1 when it fails.
+int replay_property(const CaseFile& cf, AttentionImpl& impl, bool json) {
+  const properties::Property* property = properties::find_property(cf.property);
+  if (!property) throw UsageError("unknown property '" + cf.property + "' in the case file");
+  if (const std::string e = impl.unsupported_reason(cf.c.problem, cf.c.backward); !e.empty())
+    throw UsageError(impl.name() + " does not support this case: " + e);
+  const properties::Outcome o = property->check(impl, cf.c);
+  if (json) {
+    std::cout << "{\"property\": " << json_quote(cf.property) << ", \"impl\": " << json_quote(impl.name())
+              << ", \"holds\": " << (o.holds ? "true" : "false") << ", \"why\": " << json_quote(o.why) << "}\n";
+  } else {
+    std::cout << "property: " << cf.property << " (" << property->what << ")\n"
+              << "implementation: " << impl.name() << " (" << impl.where() << ")\n"
+              << "verdict: " << (o.holds ? "holds" : "fails: " + o.why) << "\n";
+  }
+  return o.holds ? 0 : 1;
+}
+
 // flashproof replay FILE: the saved case with its saved check options (docs/case-files.md).
 int run_replay_command(Args a) {
   std::optional<std::string> file;
@@ -228,12 +249,17 @@ int run_replay_command(Args a) {
   if (!file) throw UsageError("replay needs a case file (flashproof replay FILE [--json])");
   CaseFile cf = read_case_file(*file);
   cf.options.reference.threads = threads;
-  const CheckRecord r = run_check(cf.c, cf.options);
+  // The deliberately flawed baselines of the property suite are not registered; their failures'
+  // case files name them.
+  std::unique_ptr<AttentionImpl> flawed = make_flawed_naive(cf.c.impl);
+  AttentionImpl* impl = flawed ? flawed.get() : find_implementation(cf.c.impl);
+  if (!impl) throw UsageError("case file " + *file + ": unknown implementation '" + cf.c.impl + "' (see `flashproof list`)");
   if (!json) {
     std::cout << "case file: " << *file << "\n";
     if (!cf.note.empty()) std::cout << "note: " << cf.note << "\n";
   }
-  return report(r, json);
+  if (!cf.property.empty()) return replay_property(cf, *impl, json);
+  return report(run_check(cf.c, *impl, cf.options), json);
 }
 
 // flashproof prove: every proof (or the named ones) and its twin. Exit 0 only when every proof is

@@ -40,6 +40,9 @@ class AttentionImpl {
   virtual std::string where() const = 0;
   // Empty when the problem is supported; otherwise one line saying why not.
   virtual std::string unsupported_reason(const Problem& p, bool backward) const = 0;
+  // True when the backward gives bitwise identical results run after run (no atomics in a
+  // varying order); the determinism properties hold such implementations to it.
+  virtual bool bitwise_reproducible_backward() const { return false; }
   virtual void forward(const Problem& p, const ForwardArgs& a) = 0;
   virtual void backward(const Problem& p, const BackwardArgs& a) = 0;
 };

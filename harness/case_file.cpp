@@ -338,6 +338,8 @@ class Fields {
 
 // ---- Writing ----
 
+}  // namespace
+
 std::string json_quote(std::string_view s) {
   std::string o = "\"";
   for (char ch : s) {
@@ -356,6 +358,8 @@ std::string json_quote(std::string_view s) {
   }
   return o + "\"";
 }
+
+namespace {
 
 // 17 significant digits: reads back as the same double.
 std::string number17(const char* what, double x) {
@@ -388,6 +392,7 @@ CaseFile parse_case(const Json& top) {
                                 std::to_string(kCaseFileVersion) + ")");
   CaseFile cf;
   if (const Json* v = f.optional("note")) cf.note = f.string("note", *v);
+  if (const Json* v = f.optional("property")) cf.property = f.string("property", *v);
   Case& c = cf.c;
   Problem& p = c.problem;
   c.impl = f.string("impl", f.required("impl"));
@@ -464,7 +469,8 @@ CaseFile parse_case(const Json& top) {
 
 }  // namespace
 
-std::string case_to_json(const Case& c, const CheckOptions& o, const std::string& note) {
+std::string case_to_json(const Case& c, const CheckOptions& o, const std::string& note,
+                         const std::string& property) {
   const Problem& p = c.problem;
   const reference::Options& ro = o.reference;
   std::ostringstream s;
@@ -472,6 +478,7 @@ std::string case_to_json(const Case& c, const CheckOptions& o, const std::string
     << "  \"format\": " << json_quote(kCaseFileFormat) << ",\n"
     << "  \"version\": " << kCaseFileVersion << ",\n"
     << "  \"note\": " << json_quote(note) << ",\n"
+    << (property.empty() ? std::string() : "  \"property\": " + json_quote(property) + ",\n")
     << "  \"impl\": " << json_quote(c.impl) << ",\n"
     << "  \"dtype\": " << json_quote(dtype_name(p.dtype)) << ",\n"
     << "  \"batch\": " << p.batch << ",\n"
@@ -512,8 +519,8 @@ CaseFile case_from_json(std::string_view text, const std::string& source) {
 }
 
 void write_case_file(const std::string& path, const Case& c, const CheckOptions& options,
-                     const std::string& note) {
-  const std::string text = case_to_json(c, options, note);
+                     const std::string& note, const std::string& property) {
+  const std::string text = case_to_json(c, options, note, property);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (out) out << text;
   if (out) out.close();

@@ -25,12 +25,15 @@ struct CaseFile {
   Case c;
   CheckOptions options;  // threads 0 (all), mutation none
   std::string note;
+  // Set when a property failed on the case (properties/properties.h): replay then re-runs that
+  // property rather than the plain check. Written only when not empty.
+  std::string property;
 };
 
 // The case file's text (ends with a newline). Throws std::invalid_argument when a value cannot be
 // written (a non-finite check option).
 std::string case_to_json(const Case& c, const CheckOptions& options = {},
-                         const std::string& note = {});
+                         const std::string& note = {}, const std::string& property = {});
 
 // Parses a case file's text. Errors throw std::invalid_argument with one line
 // "case file SOURCE: PROBLEM", e.g. `case file x.json: missing field "seqlen_q"`,
@@ -42,7 +45,10 @@ CaseFile case_from_json(std::string_view text, const std::string& source);
 
 // case_to_json into a file; throws std::invalid_argument ("cannot write case file PATH: ...").
 void write_case_file(const std::string& path, const Case& c, const CheckOptions& options = {},
-                     const std::string& note = {});
+                     const std::string& note = {}, const std::string& property = {});
+
+// s as a JSON string literal, quotes included (control characters escaped).
+std::string json_quote(std::string_view s);
 
 // case_from_json of a file's contents, SOURCE being the path; a file that cannot be read (missing,
 // a directory, not a regular file, over 1 MiB) is an error of the same form.

@@ -35,15 +35,12 @@ HostTensor poisoned(DType t, Shape shape, int rank = 4) {
   return x;
 }
 
-struct Outputs {
-  HostTensor o, lse, dq, dk, dv;
-};
+}  // namespace
 
-Outputs run_impl(AttentionImpl& impl, const Case& c, const Inputs& in) {
-  const Problem& p = c.problem;
+Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in) {
   Outputs out{poisoned(p.dtype, p.q_shape()), poisoned(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
   impl.forward(p, ForwardArgs{in.q, in.k, in.v, out.o, out.lse});
-  if (c.backward) {
+  if (backward) {
     out.dq = poisoned(p.dtype, p.q_shape());
     out.dk = poisoned(p.dtype, p.kv_shape());
     out.dv = poisoned(p.dtype, p.kv_shape());
@@ -52,6 +49,8 @@ Outputs run_impl(AttentionImpl& impl, const Case& c, const Inputs& in) {
   }
   return out;
 }
+
+namespace {
 
 // SPEC's valid domain: finite inputs and exact scaled logits |scale q.k| <= 2^64. Cauchy-Schwarz
 // settles most cases at once; otherwise the logits are computed.
@@ -192,12 +191,17 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
 }  // namespace
 
 CheckRecord run_check(const Case& c, const CheckOptions& opt) {
-  const Problem& p = c.problem;
-  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   AttentionImpl* impl = find_implementation(c.impl);
   if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "' (see `flashproof list`)");
+  return run_check(c, *impl, opt);
+}
+
+CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions& opt) {
+  const Problem& p = c.problem;
+  AttentionImpl* impl = &impl_ref;
+  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   if (const std::string e = impl->unsupported_reason(p, c.backward); !e.empty())
-    throw std::invalid_argument(c.impl + " does not support this case: " + e);
+    throw std::invalid_argument(impl->name() + " does not support this case: " + e);
   AttentionImpl* baseline = find_implementation("naive");
 
   CheckRecord r;
@@ -209,9 +213,9 @@ CheckRecord run_check(const Case& c, const CheckOptions& opt) {
   r.inputs_in_domain = r.domain_note.empty();
 
   auto t0 = Clock::now();
-  const Outputs out = run_impl(*impl, c, in);
+  const Outputs out = run_implementation(*impl, p, c.backward, in);
   r.seconds_impl = since(t0);
-  const Outputs base = impl == baseline ? out : run_impl(*baseline, c, in);
+  const Outputs base = impl == baseline ? out : run_implementation(*baseline, p, c.backward, in);
 
   t0 = Clock::now();
   const reference::ForwardResult fwd = reference::forward(p, in.q, in.k, in.v, opt.reference);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/attention_impl.h"
 #include "core/generators.h"
 #include "core/metrics.h"
 #include "core/problem.h"
@@ -95,6 +96,16 @@ struct CheckRecord {
 // Throws std::invalid_argument for an invalid case or an unknown / unsupporting implementation,
 // with a one-line message.
 CheckRecord run_check(const Case& c, const CheckOptions& opt = {});
+// The same with an implementation that need not be registered (c.impl is then only a label).
+CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& opt = {});
+
+// An implementation's outputs on given inputs, as the check computes them: output tensors
+// poisoned with a NaN pattern before the run (an element never written stays NaN), the backward
+// (when asked) fed the implementation's own O and LSE. dq, dk, dv are empty without backward.
+struct Outputs {
+  HostTensor o, lse, dq, dk, dv;
+};
+Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in);
 
 std::string to_json(const CheckRecord& r);
 std::string to_table(const CheckRecord& r);

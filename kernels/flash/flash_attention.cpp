@@ -129,6 +129,7 @@ class FlashAttention final : public AttentionImpl {
   std::string name() const override { return entry_.name; }
   std::string description() const override { return entry_.description; }
   std::string where() const override { return target() == FlashTarget::gpu ? "gpu" : "emulated"; }
+  bool bitwise_reproducible_backward() const override { return entry_.deterministic; }
 
   std::string unsupported_reason(const Problem& p, bool) const override {
     const kernels::FlashKernelLimits& limits = *entry_.limits;

@@ -19,10 +19,18 @@ struct RowContext {
   const Problem& p;
   algo::WindowMask<std::int64_t> mask;
   float scale;
-  explicit RowContext(const Problem& problem)
+  NaiveFlaw flaw;
+  RowContext(const Problem& problem, NaiveFlaw f)
       : p(problem),
         mask{problem.mask_offset(), problem.window_left, problem.window_right},
-        scale(problem.softmax_scale()) {}
+        scale(problem.softmax_scale()),
+        flaw(f) {}
+
+  bool visible(std::int64_t i, std::int64_t j) const {
+    if (flaw == NaiveFlaw::mask_off_by_one && p.window_right >= 0)
+      return algo::WindowMask<std::int64_t>{mask.offset, mask.window_left, mask.window_right + 1}.visible(i, j);
+    return mask.visible(i, j);
+  }
 
   // P of one query row, rounded to the dtype as a framework stores it; returns LSE (+inf when the
   // row sees no key, P then all zero).
@@ -32,7 +40,7 @@ struct RowContext {
     prob.assign(p.seqlen_k, 0.f);
     float m = -kInf;
     for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
-      if (!mask.visible(i, j)) {
+      if (!visible(i, j)) {
         prob[j] = -kInf;
         continue;
       }
@@ -47,18 +55,35 @@ struct RowContext {
       return kInf;
     }
     float l = 0.f;
-    for (float& s : prob) {
-      s = std::exp(s - m);
-      l += s;
+    if (flaw == NaiveFlaw::missing_rescale) {
+      // Weights relative to the running max of the 16-key blocks seen so far, never rescaled.
+      float running = -kInf;
+      for (std::int64_t j0 = 0; j0 < p.seqlen_k; j0 += 16) {
+        const std::int64_t j1 = std::min<std::int64_t>(j0 + 16, p.seqlen_k);
+        for (std::int64_t j = j0; j < j1; ++j) running = std::max(running, prob[j]);
+        for (std::int64_t j = j0; j < j1; ++j) {
+          prob[j] = running == -kInf ? 0.f : std::exp(prob[j] - running);
+          l += prob[j];
+        }
+      }
+    } else {
+      for (float& s : prob) {
+        s = std::exp(s - m);
+        l += s;
+      }
     }
     for (float& s : prob) s = to_dtype(p.dtype, s / l);
-    return m + std::log(l);
+    return flaw == NaiveFlaw::wrong_lse ? m : m + std::log(l);
   }
 };
 
 class NaiveAttention final : public AttentionImpl {
  public:
-  std::string name() const override { return "naive"; }
+  explicit NaiveAttention(NaiveFlaw flaw) : flaw_(flaw) {}
+  std::string name() const override {
+    return flaw_ == NaiveFlaw::none ? "naive" : std::string("naive-flawed:") + naive_flaw_name(flaw_);
+  }
+  bool bitwise_reproducible_backward() const override { return true; }
   std::string description() const override {
     return "naive same-dtype attention on the host (fp32 scores and softmax, P rounded to the "
            "dtype); the accuracy baseline";
@@ -67,7 +92,7 @@ class NaiveAttention final : public AttentionImpl {
   std::string unsupported_reason(const Problem& p, bool) const override { return p.validate(); }
 
   void forward(const Problem& p, const ForwardArgs& a) override {
-    const RowContext ctx(p);
+    const RowContext ctx(p, flaw_);
     parallel_for(p.batch * p.heads_q * p.seqlen_q, [&](std::int64_t r) {
       const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
                          b = r / (p.seqlen_q * p.heads_q);
@@ -85,7 +110,7 @@ class NaiveAttention final : public AttentionImpl {
   }
 
   void backward(const Problem& p, const BackwardArgs& a) override {
-    const RowContext ctx(p);
+    const RowContext ctx(p, flaw_);
     const float scale = ctx.scale;
     const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
     // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
@@ -111,7 +136,8 @@ class NaiveAttention final : public AttentionImpl {
           }
           for (std::int64_t j = 0; j < sk; ++j) {
             for (std::int64_t c = 0; c < d; ++c) {
-              dk[j * d + c] += ds[j] * static_cast<float>(a.q.get(b, i, h, c));
+              const float share = ds[j] * static_cast<float>(a.q.get(b, i, h, c));
+              dk[j * d + c] = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0 ? share : dk[j * d + c] + share;
               dv[j * d + c] += prob[j] * static_cast<float>(a.dout.get(b, i, h, c));
             }
           }
@@ -124,10 +150,30 @@ class NaiveAttention final : public AttentionImpl {
         }
     });
   }
+
+ private:
+  NaiveFlaw flaw_;
 };
 
 }  // namespace
 
-std::unique_ptr<AttentionImpl> make_naive_attention() { return std::make_unique<NaiveAttention>(); }
+const char* naive_flaw_name(NaiveFlaw flaw) {
+  switch (flaw) {
+    case NaiveFlaw::none: return "none";
+    case NaiveFlaw::mask_off_by_one: return "mask-off-by-one";
+    case NaiveFlaw::missing_rescale: return "missing-rescale";
+    case NaiveFlaw::wrong_lse: return "wrong-lse";
+    case NaiveFlaw::dk_without_group_sum: return "dk-without-group-sum";
+  }
+  return "?";
+}
+
+std::unique_ptr<AttentionImpl> make_naive_attention(NaiveFlaw flaw) { return std::make_unique<NaiveAttention>(flaw); }
+
+std::unique_ptr<AttentionImpl> make_flawed_naive(std::string_view impl_name) {
+  for (NaiveFlaw flaw : kNaiveFlaws)
+    if (impl_name == std::string("naive-flawed:") + naive_flaw_name(flaw)) return make_naive_attention(flaw);
+  return nullptr;
+}
 
 }  // namespace flashproof

@@ -5,11 +5,29 @@
 #pragma once
 
 #include <memory>
+#include <string_view>
 
 #include "core/attention_impl.h"
 
 namespace flashproof {
 
-std::unique_ptr<AttentionImpl> make_naive_attention();
+// Deliberate defects, for showing that a check catches what it claims to (properties/). Each is a
+// bug class of ../shared/BUGS.md; none is registered as an implementation.
+enum class NaiveFlaw {
+  none,
+  mask_off_by_one,       // the window admits one key too many on the right (causal sees j = i + 1)
+  missing_rescale,       // online softmax over 16-key blocks that never rescales the old sum and O
+  wrong_lse,             // LSE returned as the row max, without log(l)
+  dk_without_group_sum,  // GQA: dK keeps the last query head's share instead of the group's sum
+};
+inline constexpr NaiveFlaw kNaiveFlaws[] = {NaiveFlaw::mask_off_by_one, NaiveFlaw::missing_rescale,
+                                            NaiveFlaw::wrong_lse, NaiveFlaw::dk_without_group_sum};
+const char* naive_flaw_name(NaiveFlaw flaw);  // "mask-off-by-one", ...
+// The flawed baseline named "naive-flawed:<flaw name>" (as case files of its failures name it);
+// nullptr for any other name.
+std::unique_ptr<AttentionImpl> make_flawed_naive(std::string_view impl_name);
+
+// flaw = none is the baseline ("naive"); otherwise "naive-flawed:<flaw name>".
+std::unique_ptr<AttentionImpl> make_naive_attention(NaiveFlaw flaw = NaiveFlaw::none);
 
 }  // namespace flashproof

@@ -197,6 +197,20 @@ std::string error_of(const std::string& text) {
   return "(no error)";
 }
 
+// A property's failure names the property; the field is written only then and reads back.
+TEST(CaseFile, PropertyFieldRoundTripsAndIsOptional) {
+  Case c;
+  c.impl = "naive-flawed:wrong-lse";
+  const std::string text = case_to_json(c, {}, "why", "accuracy-regression");
+  EXPECT_NE(text.find("\"property\": \"accuracy-regression\""), std::string::npos) << text;
+  const CaseFile f = case_from_json(text, "p.json");
+  EXPECT_EQ(f.property, "accuracy-regression");
+  EXPECT_EQ(case_to_json(f.c, f.options, f.note, f.property), text);
+  EXPECT_EQ(case_to_json(c).find("\"property\""), std::string::npos);
+  EXPECT_EQ(case_from_json(case_to_json(c), "q.json").property, "");
+  EXPECT_NE(error_of(replaced(text, "\"accuracy-regression\"", "7")).find("property"), std::string::npos);
+}
+
 TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
   Case c;
   c.problem.heads_q = 6;

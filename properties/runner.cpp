@@ -1,0 +1,84 @@
+#include "properties/runner.h"
+
+#include <rapidcheck.h>
+
+#include <rapidcheck/detail/Configuration.h>
+
+#include <cstdlib>
+#include <exception>
+#include <filesystem>
+#include <sstream>
+
+#include "harness/case_file.h"
+
+namespace flashproof::properties {
+
+PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id) {
+  const GenLimits limits = limits_for(impl, property.backward);
+  PropertyRun run;
+  // The last failing evaluation is the minimal counterexample: shrinking adopts a candidate only
+  // when it fails, and stops at one none of whose shrinks fails.
+  std::optional<Case> last_failure;
+  std::string last_why;
+  const auto check = [&] {
+    const Case c = *gen_case(impl, limits, property.mask);
+    RC_PRE(impl.unsupported_reason(c.problem, c.backward).empty());
+    const std::vector<std::string> tags = case_tags(c);
+    RC_TAG(tags[1], tags[4]);  // mask kind and distribution: the coverage report
+    Outcome o;
+    try {
+      o = property.check(impl, c);
+    } catch (const std::exception& e) {
+      o = Outcome{false, std::string("threw: ") + e.what(), {}};
+    }
+    for (const std::string& t : o.tags) RC_CLASSIFY(true, t);
+    if (!o.holds) {
+      last_failure = c;
+      last_why = o.why;
+      RC_FAIL(o.why);
+    }
+  };
+  rc::detail::TestMetadata metadata;
+  metadata.id = test_id;
+  metadata.description = std::string(property.name) + " on " + impl.name();
+  const rc::detail::TestResult result = rc::detail::checkTestable(check, metadata);
+  std::ostringstream message;
+  rc::detail::printResultMessage(result, message);
+  run.message = message.str();
+  if (result.is<rc::detail::SuccessResult>()) {
+    run.cases = result.get<rc::detail::SuccessResult>().numSuccess;
+    run.passed = run.cases > 0;
+    if (run.cases == 0) run.message += "\nno case ran (RC_PARAMS max_success = 0?): a property that ran zero cases fails";
+  } else if (result.is<rc::detail::FailureResult>()) {
+    const auto& failure = result.get<rc::detail::FailureResult>();
+    run.cases = failure.numSuccess;
+    run.counterexample = last_failure;
+    run.why = last_why;
+    rc::detail::Configuration config;
+    config.reproduce[test_id] = failure.reproduce;
+    run.reproduce = "RC_PARAMS=\"" + rc::detail::configToMinimalString(config) + "\"";
+    if (last_failure) {
+      const char* dir_env = std::getenv("FLASHPROOF_CASE_DIR");
+      const std::filesystem::path dir = dir_env != nullptr && *dir_env != 0 ? dir_env : "failed-cases";
+      std::string file = test_id;
+      for (char& ch : file)
+        if (ch == '/' || ch == ':' || ch == ' ') ch = '_';
+      std::error_code ec;
+      std::filesystem::create_directories(dir, ec);
+      run.case_file = (dir / (file + ".json")).string();
+      try {
+        write_case_file(run.case_file, *last_failure, {},
+                        std::string(property.name) + " fails: " + last_why + "; re-run the search with " + run.reproduce,
+                        property.name);
+      } catch (const std::exception& e) {
+        run.case_file = std::string("(not saved: ") + e.what() + ")";
+      }
+      run.message += "\n" + run.reproduce + "\ncase file: " + run.case_file + " (flashproof replay " + run.case_file + ")";
+    }
+  } else if (result.is<rc::detail::GaveUpResult>()) {
+    run.cases = result.get<rc::detail::GaveUpResult>().numSuccess;
+  }
+  return run;
+}
+
+}  // namespace flashproof::properties

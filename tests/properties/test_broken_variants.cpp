@@ -1,0 +1,55 @@
+// The property suite must catch each deliberately broken variant of the naive baseline
+// (kernels/naive: NaiveFlaw), and the property named here is the one expected to: a property
+// that cannot fail on a known defect is not trusted.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness/case_file.h"
+#include "kernels/naive/naive_attention.h"
+#include "properties/runner.h"
+
+namespace flashproof::properties {
+namespace {
+
+struct Expectation {
+  NaiveFlaw flaw;
+  const char* property;
+};
+
+class BrokenVariants : public ::testing::TestWithParam<Expectation> {};
+
+TEST_P(BrokenVariants, AreCaught) {
+  const Expectation& e = GetParam();
+  const std::unique_ptr<AttentionImpl> broken = make_naive_attention(e.flaw);
+  const Property* property = find_property(e.property);
+  ASSERT_NE(property, nullptr);
+  const PropertyRun run = run_property(*property, *broken, std::string("broken/") + naive_flaw_name(e.flaw));
+  EXPECT_FALSE(run.passed) << e.property << " did not catch " << broken->name() << " in " << run.cases << " cases";
+  ASSERT_TRUE(run.counterexample.has_value());
+  // The saved case file names the property and reproduces the failure.
+  const CaseFile saved = read_case_file(run.case_file);
+  EXPECT_EQ(saved.property, e.property);
+  EXPECT_EQ(saved.c.impl, broken->name());
+  EXPECT_FALSE(property->check(*broken, saved.c).holds) << run.case_file;
+  EXPECT_NE(run.reproduce.find("reproduce="), std::string::npos);
+  std::cout << broken->name() << " caught by " << e.property << " after " << run.cases << " passing cases: " << run.why
+            << "\n";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Naive, BrokenVariants,
+    ::testing::Values(Expectation{NaiveFlaw::mask_off_by_one, "accuracy-regression"},
+                      Expectation{NaiveFlaw::mask_off_by_one, "prefix-independence"},
+                      Expectation{NaiveFlaw::missing_rescale, "accuracy-regression"},
+                      Expectation{NaiveFlaw::wrong_lse, "accuracy-regression"},
+                      Expectation{NaiveFlaw::dk_without_group_sum, "accuracy-regression"}),
+    [](const auto& info) {
+      std::string s = std::string(naive_flaw_name(info.param.flaw)) + "__" + info.param.property;
+      for (char& ch : s)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return s;
+    });
+
+}  // namespace
+}  // namespace flashproof::properties
