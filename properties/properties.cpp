@@ -149,10 +149,11 @@ Outcome accuracy_regression(AttentionImpl& impl, const Case& c) {
 // ---- metamorphic ----
 
 // Permuting keys and values together leaves O and LSE unchanged (no mask): within twice the
-// regression tolerance, as each result is allowed that far from the exact one.
+// regression tolerance, as each result is allowed that far from the exact one. Judged also when
+// the base case fails its check: an order-dependent error shows here independently.
 Outcome key_value_permutation(AttentionImpl& impl, const Case& c) {
   const std::optional<CheckRecord> r = judged(impl, c);
-  if (!r || r->verdict != Verdict::pass) return holds_with("not judged (base case not a pass)");
+  if (!r) return holds_with("inputs out of domain");
   const Problem& p = c.problem;
   const Inputs in = inputs_of(c);
   const std::vector<std::int64_t> perm = permutation(p.seqlen_k, c.seed);

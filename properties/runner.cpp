@@ -13,7 +13,8 @@
 
 namespace flashproof::properties {
 
-PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id) {
+PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id,
+                         int max_success) {
   const GenLimits limits = limits_for(impl, property.backward);
   PropertyRun run;
   // The last failing evaluation is the minimal counterexample: shrinking adopts a candidate only
@@ -41,7 +42,9 @@ PropertyRun run_property(const Property& property, AttentionImpl& impl, const st
   rc::detail::TestMetadata metadata;
   metadata.id = test_id;
   metadata.description = std::string(property.name) + " on " + impl.name();
-  const rc::detail::TestResult result = rc::detail::checkTestable(check, metadata);
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  if (max_success > 0) params.maxSuccess = max_success;
+  const rc::detail::TestResult result = rc::detail::checkTestable(check, metadata, params);
   std::ostringstream message;
   rc::detail::printResultMessage(result, message);
   run.message = message.str();

@@ -26,6 +26,8 @@ struct PropertyRun {
 // test_id names the run for RC_PARAMS="reproduce=..." (e.g. "differential/fa2"). A failing case is
 // saved as a case file (harness/case_file.h, naming the property) in $FLASHPROOF_CASE_DIR, by
 // default ./failed-cases, as <test_id with '/' replaced>.json.
-PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id);
+// max_success > 0 overrides RC_PARAMS's case count (the broken-variant tests search longer).
+PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id,
+                         int max_success = 0);
 
 }  // namespace flashproof::properties

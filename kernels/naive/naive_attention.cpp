@@ -1,5 +1,7 @@
 #include "kernels/naive/naive_attention.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -26,6 +28,10 @@ struct RowContext {
         scale(problem.softmax_scale()),
         flaw(f) {}
 
+  std::int64_t kv_head(std::int64_t h) const {
+    return flaw == NaiveFlaw::wrong_gqa_head ? h % p.heads_kv : p.kv_head(h);
+  }
+
   bool visible(std::int64_t i, std::int64_t j) const {
     if (flaw == NaiveFlaw::mask_off_by_one && p.window_right >= 0)
       return algo::WindowMask<std::int64_t>{mask.offset, mask.window_left, mask.window_right + 1}.visible(i, j);
@@ -36,7 +42,7 @@ struct RowContext {
   // row sees no key, P then all zero).
   float softmax_row(const HostTensor& q, const HostTensor& k, std::int64_t b, std::int64_t h,
                     std::int64_t i, std::vector<float>& prob) const {
-    const std::int64_t hk = p.kv_head(h);
+    const std::int64_t hk = kv_head(h);
     prob.assign(p.seqlen_k, 0.f);
     float m = -kInf;
     for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
@@ -51,6 +57,10 @@ struct RowContext {
       m = std::max(m, prob[j]);
     }
     if (m == -kInf) {
+      if (flaw == NaiveFlaw::nan_on_empty_row) {  // exp(-inf - -inf) / 0, as an unguarded kernel
+        prob.assign(p.seqlen_k, std::numeric_limits<float>::quiet_NaN());
+        return std::numeric_limits<float>::quiet_NaN();
+      }
       prob.assign(p.seqlen_k, 0.f);
       return kInf;
     }
@@ -93,16 +103,21 @@ class NaiveAttention final : public AttentionImpl {
 
   void forward(const Problem& p, const ForwardArgs& a) override {
     const RowContext ctx(p, flaw_);
+    const bool flip = flip_order(p, forward_calls_);
     parallel_for(p.batch * p.heads_q * p.seqlen_q, [&](std::int64_t r) {
       const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
                          b = r / (p.seqlen_q * p.heads_q);
       std::vector<float> prob;
       const float lse = ctx.softmax_row(a.q, a.k, b, h, i, prob);
-      const std::int64_t hk = p.kv_head(h);
+      const std::int64_t hk = ctx.kv_head(h);
+      const bool reverse = flip || (flaw_ == NaiveFlaw::odd_rows_reversed && i % 2 == 1);
       for (std::int64_t c = 0; c < p.head_dim; ++c) {
         float acc = 0.f;
-        for (std::int64_t j = 0; j < p.seqlen_k; ++j)
+        for (std::int64_t n = 0; n < p.seqlen_k; ++n) {
+          const std::int64_t j = reverse ? p.seqlen_k - 1 - n : n;
           acc += prob[j] * static_cast<float>(a.v.get(b, j, hk, c));
+        }
+        if (flaw_ == NaiveFlaw::saturating_output) acc = std::clamp(acc, -2.f, 2.f);
         a.o.set(b, i, h, c, acc);
       }
       a.lse.set(b, h, i, 0, lse);
@@ -111,6 +126,7 @@ class NaiveAttention final : public AttentionImpl {
 
   void backward(const Problem& p, const BackwardArgs& a) override {
     const RowContext ctx(p, flaw_);
+    const bool reverse = flip_order(p, backward_calls_);
     const float scale = ctx.scale;
     const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
     // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
@@ -131,7 +147,10 @@ class NaiveAttention final : public AttentionImpl {
           for (std::int64_t j = 0; j < sk; ++j) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
           for (std::int64_t c = 0; c < d; ++c) {
             float acc = 0.f;
-            for (std::int64_t j = 0; j < sk; ++j) acc += ds[j] * static_cast<float>(a.k.get(b, j, hk, c));
+            for (std::int64_t n = 0; n < sk; ++n) {
+              const std::int64_t j = reverse ? sk - 1 - n : n;
+              acc += ds[j] * static_cast<float>(a.k.get(b, j, hk, c));
+            }
             a.dq.set(b, i, h, c, acc * scale);
           }
           for (std::int64_t j = 0; j < sk; ++j) {
@@ -152,7 +171,14 @@ class NaiveAttention final : public AttentionImpl {
   }
 
  private:
+  // The flaws that change the summation order for a whole call (alternating: every other forward,
+  // and independently every other backward).
+  bool flip_order(const Problem& p, std::atomic<std::uint64_t>& calls) const {
+    if (flaw_ == NaiveFlaw::alternating_order) return (calls.fetch_add(1) % 2) == 1;
+    return flaw_ == NaiveFlaw::batch_dependent_order && p.batch > 1;
+  }
   NaiveFlaw flaw_;
+  std::atomic<std::uint64_t> forward_calls_{0}, backward_calls_{0};
 };
 
 }  // namespace
@@ -164,6 +190,12 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
     case NaiveFlaw::missing_rescale: return "missing-rescale";
     case NaiveFlaw::wrong_lse: return "wrong-lse";
     case NaiveFlaw::dk_without_group_sum: return "dk-without-group-sum";
+    case NaiveFlaw::nan_on_empty_row: return "nan-on-empty-row";
+    case NaiveFlaw::odd_rows_reversed: return "odd-rows-reversed";
+    case NaiveFlaw::alternating_order: return "alternating-order";
+    case NaiveFlaw::batch_dependent_order: return "batch-dependent-order";
+    case NaiveFlaw::wrong_gqa_head: return "wrong-gqa-head";
+    case NaiveFlaw::saturating_output: return "saturating-output";
   }
   return "?";
 }

@@ -19,9 +19,18 @@ enum class NaiveFlaw {
   missing_rescale,       // online softmax over 16-key blocks that never rescales the old sum and O
   wrong_lse,             // LSE returned as the row max, without log(l)
   dk_without_group_sum,  // GQA: dK keeps the last query head's share instead of the group's sum
+  nan_on_empty_row,      // a row that sees no key gets 0/0 = NaN instead of O = 0, LSE = +inf
+  odd_rows_reversed,     // odd query rows sum P V in reverse key order (accurate, not bitwise)
+  alternating_order,     // every other call sums in reverse key order (not reproducible)
+  batch_dependent_order, // sums in reverse key order when batch > 1
+  wrong_gqa_head,        // query head h reads K/V head h % heads_kv instead of h / group
+  saturating_output,     // O clamped to [-2, 2]
 };
-inline constexpr NaiveFlaw kNaiveFlaws[] = {NaiveFlaw::mask_off_by_one, NaiveFlaw::missing_rescale,
-                                            NaiveFlaw::wrong_lse, NaiveFlaw::dk_without_group_sum};
+inline constexpr NaiveFlaw kNaiveFlaws[] = {
+    NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,
+    NaiveFlaw::dk_without_group_sum, NaiveFlaw::nan_on_empty_row,   NaiveFlaw::odd_rows_reversed,
+    NaiveFlaw::alternating_order, NaiveFlaw::batch_dependent_order, NaiveFlaw::wrong_gqa_head,
+    NaiveFlaw::saturating_output};
 const char* naive_flaw_name(NaiveFlaw flaw);  // "mask-off-by-one", ...
 // The flawed baseline named "naive-flawed:<flaw name>" (as case files of its failures name it);
 // nullptr for any other name.
