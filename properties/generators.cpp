@@ -39,6 +39,7 @@ rc::Gen<MaskSpec> gen_mask(MaskChoice choice) {
   switch (choice) {
     case MaskChoice::none: return rc::gen::just(MaskSpec{-1, -1});
     case MaskChoice::masked: return rc::gen::oneOf(causal, local);
+    case MaskChoice::local: return local;
     case MaskChoice::any: break;
   }
   return rc::gen::oneOf(rc::gen::just(MaskSpec{-1, -1}), causal, local);

@@ -29,10 +29,11 @@ struct GenLimits {
 // Limits for an implementation: its dtypes, and smaller cases when it is not a host one.
 GenLimits limits_for(const AttentionImpl& impl, bool backward);
 
-enum class MaskChoice { any, none, masked };
+enum class MaskChoice { any, none, masked, local };
 
 // Cases for `impl` (impl name in Case::impl). mask: none forces no mask (the permutation
-// properties), masked forces causal or local.
+// properties), masked forces causal or local, local a window bounded on at least one side that is
+// not causal (keys no row sees are common then).
 rc::Gen<Case> gen_case(const AttentionImpl& impl, const GenLimits& limits, MaskChoice mask = MaskChoice::any);
 
 // The labels RC_CLASSIFY reports per case: dtype, mask kind, GQA, seqlen order, distribution.

@@ -62,6 +62,22 @@ FP_HOST_DEVICE BlockRange<Int> query_blocks_for_key_block(const TileGeometry<Int
                         last_key - w.offset + w.window_left, g.block_m, ceil_div(g.seqlen_q, g.block_m));
 }
 
+// The keys some query row sees, as a half-open interval [begin, end) of key indices (empty when no
+// row sees any key). The rows' windows are consecutive shifts of one interval, so their union is
+// [offset - left, seqlen_q - 1 + offset + right], clipped to the keys. The kernels zero-fill K and V
+// outside it when they copy tiles, so that whatever lies there (NaN included) cannot reach an
+// output through a product with a zero weight (0 * NaN is NaN).
+template <class Int>
+FP_HOST_DEVICE BlockRange<Int> keys_seen_by_any_row(const TileGeometry<Int>& g) {
+  using D = Domain<Int>;
+  const Int zero = D::lit(0, g.seqlen_k);
+  const WindowMask<Int>& w = g.mask;
+  const Int begin = D::select(w.window_left < 0, zero, D::max(zero, w.offset - w.window_left));
+  const Int end = D::select(w.window_right < 0, g.seqlen_k,
+                            D::min(g.seqlen_k, g.seqlen_q + w.offset + w.window_right));
+  return {begin, end};
+}
+
 // True when the mask can be skipped for tile (m_block, n_block): the whole block_m x block_n tile
 // lies inside both sequences and every (row, key) pair in it is visible. Otherwise the kernel must
 // set the logits of invisible or out-of-range pairs to -inf. The binding pairs are the tile's

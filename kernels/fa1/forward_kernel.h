@@ -70,6 +70,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
   const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
                                   {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
   const int key_blocks = (s.seqlen_k + kBlockN - 1) / kBlockN;
+  const algo::BlockRange<int> seen = algo::keys_seen_by_any_row(g);  // K, V zero-filled outside
   const int query_blocks = (s.seqlen_q + kBlockM - 1) / kBlockM;
 
   std::uint16_t* k_s = dynamic_smem<std::uint16_t>();
@@ -99,9 +100,9 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
     if (first >= queries.end) continue;  // no owned query block sees this key block
     const int first_key = n_block * kBlockN;
     tile::copy_tile_async<KvTile, kThreads>(k_s, p.k.at(batch, first_key, kv_head), p.k.row_stride,
-                                            s.seqlen_k - first_key, s.head_dim, tid);
+                                            seen.end - first_key, s.head_dim, tid, seen.begin - first_key);
     tile::copy_tile_async<KvTile, kThreads>(v_s, p.v.at(batch, first_key, kv_head), p.v.row_stride,
-                                            s.seqlen_k - first_key, s.head_dim, tid);
+                                            seen.end - first_key, s.head_dim, tid, seen.begin - first_key);
     load_q(first, 0);
     arch::cp_async_commit();
 

@@ -56,18 +56,21 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
   const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
                                   {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
   const algo::BlockRange<int> keys = algo::key_blocks_for_query_block(g, m_block);
+  const algo::BlockRange<int> seen = algo::keys_seen_by_any_row(g);
 
   std::uint16_t* q_s = dynamic_smem<std::uint16_t>();
   std::uint16_t* k_s = q_s + QTile::kRows * QTile::kCols;  // two buffers
   std::uint16_t* v_s = k_s + 2 * KvTile::kRows * KvTile::kCols;
   constexpr int kKvElements = KvTile::kRows * KvTile::kCols;
 
+  // Keys no row sees are zero-filled: masked weights are 0, and 0 times what was there (NaN, say)
+  // must not reach O.
   const auto load_kv = [&](int n_block, int buffer) {
-    const int rows = s.seqlen_k - n_block * kBlockN;
-    tile::copy_tile_async<KvTile, kThreads>(k_s + buffer * kKvElements, p.k.at(batch, n_block * kBlockN, kv_head),
-                                            p.k.row_stride, rows, s.head_dim, tid);
-    tile::copy_tile_async<KvTile, kThreads>(v_s + buffer * kKvElements, p.v.at(batch, n_block * kBlockN, kv_head),
-                                            p.v.row_stride, rows, s.head_dim, tid);
+    const int first_key = n_block * kBlockN, rows = seen.end - first_key, first = seen.begin - first_key;
+    tile::copy_tile_async<KvTile, kThreads>(k_s + buffer * kKvElements, p.k.at(batch, first_key, kv_head),
+                                            p.k.row_stride, rows, s.head_dim, tid, first);
+    tile::copy_tile_async<KvTile, kThreads>(v_s + buffer * kKvElements, p.v.at(batch, first_key, kv_head),
+                                            p.v.row_stride, rows, s.head_dim, tid, first);
   };
 
   tile::copy_tile_async<QTile, kThreads>(q_s, p.q.at(batch, first_row, head), p.q.row_stride,

@@ -108,10 +108,13 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
   float* lse_s = reinterpret_cast<float*>(ds_s + DsTile::kRows * DsTile::kCols);
   float* dot_s = lse_s + kBlockM;
 
+  // Keys no row sees are zero-filled, so whatever lies there (NaN, say) cannot reach dQ or dK/dV
+  // through a zero weight; their dK and dV come out 0.
+  const algo::BlockRange<int> seen = algo::keys_seen_by_any_row(g);
   tile::copy_tile_async<KvTile, kThreads>(k_s, p.k.at(batch, first_key, kv_head), p.k.row_stride,
-                                          s.seqlen_k - first_key, s.head_dim, tid);
+                                          seen.end - first_key, s.head_dim, tid, seen.begin - first_key);
   tile::copy_tile_async<KvTile, kThreads>(v_s, p.v.at(batch, first_key, kv_head), p.v.row_stride,
-                                          s.seqlen_k - first_key, s.head_dim, tid);
+                                          seen.end - first_key, s.head_dim, tid, seen.begin - first_key);
   arch::cp_async_commit();
 
   arch::MmaC acc_dk[kOTiles], acc_dv[kOTiles];

@@ -115,7 +115,9 @@ class NaiveAttention final : public AttentionImpl {
         float acc = 0.f;
         for (std::int64_t n = 0; n < p.seqlen_k; ++n) {
           const std::int64_t j = reverse ? p.seqlen_k - 1 - n : n;
-          acc += prob[j] * static_cast<float>(a.v.get(b, j, hk, c));
+          // Masked keys are skipped: 0 * V is NaN where V is.
+          if (ctx.visible(i, j) || flaw_ == NaiveFlaw::multiplies_masked)
+            acc += prob[j] * static_cast<float>(a.v.get(b, j, hk, c));
         }
         if (flaw_ == NaiveFlaw::saturating_output) acc = std::clamp(acc, -2.f, 2.f);
         a.o.set(b, i, h, c, acc);
@@ -136,25 +138,37 @@ class NaiveAttention final : public AttentionImpl {
       for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h) {
         for (std::int64_t i = 0; i < sq; ++i) {
           ctx.softmax_row(a.q, a.k, b, h, i, prob);
+          // Masked pairs are skipped rather than multiplied by a zero weight, so that whatever K
+          // and V hold there (NaN, say) does not reach dQ, dK, dV.
           float dsum = 0.f;  // D_i = sum_j P_ij dP_ij
           for (std::int64_t j = 0; j < sk; ++j) {
+            if (!ctx.visible(i, j)) {
+              ds[j] = 0.f;
+              continue;
+            }
             float dp = 0.f;
             for (std::int64_t c = 0; c < d; ++c)
               dp += static_cast<float>(a.dout.get(b, i, h, c)) * static_cast<float>(a.v.get(b, j, hk, c));
             ds[j] = to_dtype(p.dtype, dp);
             dsum += prob[j] * ds[j];
           }
-          for (std::int64_t j = 0; j < sk; ++j) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
+          for (std::int64_t j = 0; j < sk; ++j)
+            if (ctx.visible(i, j)) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
           for (std::int64_t c = 0; c < d; ++c) {
             float acc = 0.f;
             for (std::int64_t n = 0; n < sk; ++n) {
               const std::int64_t j = reverse ? sk - 1 - n : n;
-              acc += ds[j] * static_cast<float>(a.k.get(b, j, hk, c));
+              if (ctx.visible(i, j)) acc += ds[j] * static_cast<float>(a.k.get(b, j, hk, c));
             }
             a.dq.set(b, i, h, c, acc * scale);
           }
           for (std::int64_t j = 0; j < sk; ++j) {
+            const bool seen = ctx.visible(i, j);
             for (std::int64_t c = 0; c < d; ++c) {
+              if (!seen) {
+                if (flaw_ == NaiveFlaw::dk_without_group_sum && i == 0) dk[j * d + c] = 0.f;
+                continue;
+              }
               const float share = ds[j] * static_cast<float>(a.q.get(b, i, h, c));
               dk[j * d + c] = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0 ? share : dk[j * d + c] + share;
               dv[j * d + c] += prob[j] * static_cast<float>(a.dout.get(b, i, h, c));
@@ -196,6 +210,7 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
     case NaiveFlaw::batch_dependent_order: return "batch-dependent-order";
     case NaiveFlaw::wrong_gqa_head: return "wrong-gqa-head";
     case NaiveFlaw::saturating_output: return "saturating-output";
+    case NaiveFlaw::multiplies_masked: return "multiplies-masked";
   }
   return "?";
 }

@@ -25,12 +25,13 @@ enum class NaiveFlaw {
   batch_dependent_order, // sums in reverse key order when batch > 1
   wrong_gqa_head,        // query head h reads K/V head h % heads_kv instead of h / group
   saturating_output,     // O clamped to [-2, 2]
+  multiplies_masked,     // masked keys' V multiplied by their zero weight instead of skipped
 };
 inline constexpr NaiveFlaw kNaiveFlaws[] = {
     NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,
     NaiveFlaw::dk_without_group_sum, NaiveFlaw::nan_on_empty_row,   NaiveFlaw::odd_rows_reversed,
     NaiveFlaw::alternating_order, NaiveFlaw::batch_dependent_order, NaiveFlaw::wrong_gqa_head,
-    NaiveFlaw::saturating_output};
+    NaiveFlaw::saturating_output, NaiveFlaw::multiplies_masked};
 const char* naive_flaw_name(NaiveFlaw flaw);  // "mask-off-by-one", ...
 // The flawed baseline named "naive-flawed:<flaw name>" (as case files of its failures name it);
 // nullptr for any other name.

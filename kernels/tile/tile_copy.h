@@ -13,13 +13,15 @@
 namespace flashproof::tile {
 
 // gmem points at (row 0, column 0) of the tile; row r starts at gmem + r * row_stride. cols_valid is
-// a multiple of 8 and row_stride too (16-byte chunks stay aligned; the API checks this).
+// a multiple of 8 and row_stride too (16-byte chunks stay aligned; the API checks this). Rows
+// below first_row_valid are zero-filled as well (K and V rows of keys no query row sees,
+// kernels/algo/block_ranges.h keys_seen_by_any_row); they are never read from global memory.
 template <class Tile, int kThreads>
 FP_HOST_DEVICE void copy_tile_async(std::uint16_t* smem, const std::uint16_t* gmem, long long row_stride,
-                                    int rows_valid, int cols_valid, int tid) {
+                                    int rows_valid, int cols_valid, int tid, int first_row_valid = 0) {
   for (int i = tid; i < Tile::kRows * Tile::kChunks; i += kThreads) {
     const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
-    const bool valid = row < rows_valid && chunk * 8 < cols_valid;
+    const bool valid = row >= first_row_valid && row < rows_valid && chunk * 8 < cols_valid;
     const std::uint16_t* src = valid ? gmem + row * row_stride + chunk * 8 : gmem;
     arch::cp_async_16_or_zero(smem + Tile::chunk_offset(row, chunk), src, valid);
   }

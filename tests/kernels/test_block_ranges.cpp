@@ -144,3 +144,31 @@ TEST(BlockRanges, SweepCatchesAnOffByOneEnd) {
 
 }  // namespace
 }  // namespace flashproof::algo
+
+namespace flashproof::algo {
+namespace {
+
+// keys_seen_by_any_row is exactly the set of keys with a visible pair, for every window and
+// lengths on both sides of each other.
+TEST(BlockRanges, KeysSeenByAnyRowMatchBruteForce) {
+  const int lengths[] = {1, 2, 3, 7, 16, 33, 100};
+  int checked = 0;
+  for (int sq : lengths)
+    for (int sk : lengths)
+      for (int left : kWindows)
+        for (int right : kWindows) {
+          const Geometry g{16, 16, sq, sk, {sk - sq, left, right}};
+          const BlockRange<int> seen = keys_seen_by_any_row(g);
+          for (int j = 0; j < sk; ++j) {
+            bool any = false;
+            for (int i = 0; i < sq && !any; ++i) any = g.mask.visible(i, j);
+            EXPECT_EQ(any, j >= seen.begin && j < seen.end)
+                << "sq " << sq << " sk " << sk << " window " << left << "," << right << " key " << j;
+            ++checked;
+          }
+        }
+  EXPECT_GT(checked, 10000);
+}
+
+}  // namespace
+}  // namespace flashproof::algo

@@ -32,7 +32,10 @@ const Expectation kExpectations[] = {
     Expectation{NaiveFlaw::batch_dependent_order, "batch-independence"},
     Expectation{NaiveFlaw::wrong_gqa_head, "gqa-equals-mha"},
     Expectation{NaiveFlaw::saturating_output, "value-scaling"},
+    Expectation{NaiveFlaw::multiplies_masked, "memory"},
 };
+
+void PrintTo(const Expectation& e, std::ostream* os) { *os << naive_flaw_name(e.flaw) << " caught by " << e.property; }
 
 class BrokenVariants : public ::testing::TestWithParam<Expectation> {};
 

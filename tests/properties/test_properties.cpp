@@ -27,6 +27,8 @@ std::vector<Pairing> pairings() {
   return out;
 }
 
+void PrintTo(const Pairing& x, std::ostream* os) { *os << x.property->name << " on " << x.impl; }
+
 std::string test_name(const Pairing& x) {
   std::string s = std::string(x.property->name) + "__" + x.impl;
   for (char& ch : s)
