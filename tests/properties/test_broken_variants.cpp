@@ -33,6 +33,8 @@ const Expectation kExpectations[] = {
     Expectation{NaiveFlaw::wrong_gqa_head, "gqa-equals-mha"},
     Expectation{NaiveFlaw::saturating_output, "value-scaling"},
     Expectation{NaiveFlaw::multiplies_masked, "memory"},
+    // The agreement check run with a flawed baseline in FA1's place.
+    Expectation{NaiveFlaw::missing_rescale, "fa1-matches-fa2"},
 };
 
 void PrintTo(const Expectation& e, std::ostream* os) { *os << naive_flaw_name(e.flaw) << " caught by " << e.property; }
