@@ -24,13 +24,7 @@ inline void expect_fa1_case_passes_and_matches_fa2(const FlashCase& fa1_case, co
   CheckRecord record;
   expect_case_passes(fa1_case, where, &record);
   if (::testing::Test::HasFatalFailure()) return;
-  Case c;
-  c.problem = fa1_case.problem;
-  c.dist = *parse_distribution(fa1_case.dist);
-  c.seed = kCaseSeed;
-  c.impl = fa1_case.impl;
-  c.backward = fa1_case.backward;
-  const properties::Outcome o = properties::matches_fa2(*find_implementation("fa1"), c, record);
+  const properties::Outcome o = properties::matches_fa2(*find_implementation("fa1"), to_case(fa1_case), record);
   EXPECT_TRUE(o.holds) << o.why;
 }
 

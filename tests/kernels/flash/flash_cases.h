@@ -138,17 +138,22 @@ inline std::string bucket_not_built(const FlashCase& fc) {
   return why.find("is not built") == std::string::npos ? std::string() : why;
 }
 
-// Runs the case through the harness (inputs, implementation, reference, baseline rule) and
-// expects a pass on every tensor, on the expected target ("emulated" or "gpu"). The record goes to
-// *record when given (its tensors' errors.rel_floor are the rounding floors).
-inline void expect_case_passes(const FlashCase& fc, const char* where, CheckRecord* record = nullptr) {
+// The harness case of a test case (inputs from kCaseSeed).
+inline Case to_case(const FlashCase& fc) {
   Case c;
   c.problem = fc.problem;
   c.dist = *parse_distribution(fc.dist);
   c.seed = kCaseSeed;
   c.impl = fc.impl;
   c.backward = fc.backward;
-  const CheckRecord r = run_check(c);
+  return c;
+}
+
+// Runs the case through the harness (inputs, implementation, reference, baseline rule) and
+// expects a pass on every tensor, on the expected target ("emulated" or "gpu"). The record goes to
+// *record when given (its tensors' errors.rel_floor are the rounding floors).
+inline void expect_case_passes(const FlashCase& fc, const char* where, CheckRecord* record = nullptr) {
+  const CheckRecord r = run_check(to_case(fc));
   if (record != nullptr) *record = r;
   ASSERT_EQ(r.impl_where, where);
   ASSERT_TRUE(r.in_domain) << r.domain_note;
