@@ -9,6 +9,7 @@
 
 #include "kernels/algo/mask.h"
 #include "kernels/registry.h"
+#include "properties/gradient_check.h"
 
 namespace flashproof::properties {
 namespace {
@@ -531,6 +532,10 @@ const std::vector<Property>& all_properties() {
        MaskChoice::local, true, memory, always},
       {"fa1-matches-fa2", "FA1 and FA2 agree within two rounding floors on the same inputs", MaskChoice::any, true,
        fa1_matches_fa2, is_fa1},
+      // MPFR forwards at 256 bits: small cases only.
+      {"gradient-finite-differences",
+       "<dQ|dK|dV, u> within tolerance of central differences of the reference's MPFR forward loss", MaskChoice::any,
+       true, gradient_finite_differences, always, std::int64_t{1} << 15},
   };
   return list;
 }

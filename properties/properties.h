@@ -33,6 +33,7 @@ struct Property {
   // Whether the property applies to the implementation (e.g. backward determinism only to those
   // that promise a bitwise reproducible backward).
   bool (*applies)(const AttentionImpl& impl);
+  std::int64_t max_work = 0;  // a tighter work cap for its cases (0: the generator's)
 };
 
 // How closely FA1 and FA2 must agree on the same inputs, in the harness's rounding floors. A floor

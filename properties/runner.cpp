@@ -4,6 +4,7 @@
 
 #include <rapidcheck/detail/Configuration.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -15,7 +16,8 @@ namespace flashproof::properties {
 
 PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id,
                          int max_success) {
-  const GenLimits limits = limits_for(impl, property.backward);
+  GenLimits limits = limits_for(impl, property.backward);
+  if (property.max_work > 0) limits.max_work = std::min(limits.max_work, property.max_work);
   PropertyRun run;
   // The last failing evaluation is the minimal counterexample: shrinking adopts a candidate only
   // when it fails, and stops at one none of whose shrinks fails.

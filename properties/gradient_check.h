@@ -1,0 +1,20 @@
+// The gradient check of the recomputed backward against central finite differences of the
+// reference's forward loss in high precision (issue 7), independent of the reference's own
+// backward formulas: a gradient formula wrong in the same way in the reference and in a kernel
+// would pass the differential comparison, not this.
+#pragma once
+
+#include "core/attention_impl.h"
+#include "harness/check.h"
+#include "properties/properties.h"
+
+namespace flashproof::properties {
+
+// For Q, K and V in turn, a direction u in {-1, 0, 1} (seeded by the case): the implementation's
+// <grad, u> (its dQ, dK, dV for the loss L = sum(dO * O)) against (L(x + h u) - L(x - h u)) / 2h,
+// L computed by the reference's MPFR engine at 256 bits. Allowed: the tensor's accuracy tolerance
+// (k x naive + floor, per element) times sum |u|, plus 2^-40 of sum |g u| for the difference
+// quotient. Elements whose perturbation is not exact in double are left unperturbed.
+Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c);
+
+}  // namespace flashproof::properties
