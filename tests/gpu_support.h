@@ -16,7 +16,8 @@ struct GpuProbe {
 };
 
 // Asks the CUDA runtime once per process: usable when cudaGetDeviceCount succeeds and finds at
-// least one device (the error of a failed probe is cleared so that it does not surface later).
+// least one device and device 0 is sm_80 or newer (the error of a failed probe is cleared so that
+// it does not surface later).
 inline const GpuProbe& gpu_probe() {
   static const GpuProbe probe = [] {
     int count = 0;
@@ -26,7 +27,16 @@ inline const GpuProbe& gpu_probe() {
       return GpuProbe{false, std::string("cudaGetDeviceCount: ") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e)};
     }
     if (count <= 0) return GpuProbe{false, "cudaGetDeviceCount found no device"};
-    return GpuProbe{true, std::to_string(count) + " device(s)"};
+    // The kernels use mma.sync m16n8k16, ldmatrix and cp.async: compute capability 8.0 or newer.
+    cudaDeviceProp prop{};
+    if (const cudaError_t pe = cudaGetDeviceProperties(&prop, 0); pe != cudaSuccess) {
+      (void)cudaGetLastError();
+      return GpuProbe{false, std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(pe)};
+    }
+    if (prop.major < 8)
+      return GpuProbe{false, std::string(prop.name) + " is sm_" + std::to_string(prop.major) +
+                                 std::to_string(prop.minor) + "; the kernels need sm_80 or newer"};
+    return GpuProbe{true, std::to_string(count) + " device(s), device 0 " + prop.name};
   }();
   return probe;
 }
