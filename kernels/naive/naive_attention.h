@@ -1,7 +1,9 @@
 // The naive same-dtype attention: the baseline of the "k x baseline error" rule. It does what an
 // unfused framework implementation does: scores in fp32 from dtype inputs, softmax in fp32, P
 // rounded to the dtype, O accumulated in fp32 and rounded to the dtype; the backward likewise
-// (dP, dS rounded to the dtype between the fp32-accumulated products).
+// (dP, dS rounded to the dtype between the fp32-accumulated products). Masked pairs are skipped,
+// not multiplied by a zero weight, so NaN stored at masked positions cannot reach an output (the
+// memory property of properties/ holds every implementation to this for keys no row sees).
 #pragma once
 
 #include <memory>
