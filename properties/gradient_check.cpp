@@ -79,14 +79,9 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
       dir[x] = static_cast<double>(rng() % 3) - 1;
       if (!exact_sum(rows.data[x], h * dir[x]) || !exact_sum(rows.data[x], -h * dir[x])) dir[x] = 0;
     }
-    DenseInputs plus = base, minus = base;
-    for (std::size_t x = 0; x < dir.size(); ++x) {
-      (plus.*t.rows).data[x] += h * dir[x];
-      (minus.*t.rows).data[x] -= h * dir[x];
-    }
-    (plus.*t.rows).update_norms();
-    (minus.*t.rows).update_norms();
-    const double fd = static_cast<double>((loss(plus) - loss(minus)) / MpfrReal(2 * h));
+    const double fd = static_cast<double>(
+        (loss(reference::perturbed(base, t.rows, dir, h)) - loss(reference::perturbed(base, t.rows, dir, -h))) /
+        MpfrReal(2 * h));
     double analytic = 0, mass = 0, weight = 0;
     for (std::int64_t b = 0; b < p.batch; ++b)
       for (std::int64_t hh = 0; hh < rows.heads; ++hh)

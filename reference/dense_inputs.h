@@ -68,4 +68,15 @@ struct DenseInputs {
   }
 };
 
+// `base` with step * dir added to one of its tensors (`rows`, e.g. &DenseInputs::k; dir in that
+// tensor's [b][h][s][d] order) and that tensor's norms updated: the points of a finite difference.
+inline DenseInputs perturbed(const DenseInputs& base, DenseRows DenseInputs::*rows, const std::vector<double>& dir,
+                             double step) {
+  DenseInputs out = base;
+  DenseRows& r = out.*rows;
+  for (std::size_t x = 0; x < dir.size(); ++x) r.data[x] += step * dir[x];
+  r.update_norms();
+  return out;
+}
+
 }  // namespace flashproof::reference

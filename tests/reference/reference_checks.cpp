@@ -228,14 +228,8 @@ Failures finite_differences(Mutation mutation) {
       const DenseRows& rows = base.*t.rows;
       std::vector<double> dir(rows.data.size());
       for (double& x : dir) x = static_cast<double>(rng.below(3)) - 1;
-      DenseInputs plus = base, minus = base;
-      for (std::size_t x = 0; x < dir.size(); ++x) {
-        (plus.*t.rows).data[x] += h * dir[x];
-        (minus.*t.rows).data[x] -= h * dir[x];
-      }
-      (plus.*t.rows).update_norms();
-      (minus.*t.rows).update_norms();
-      const MpfrReal fd = (loss(plus, bits) - loss(minus, bits)) / MpfrReal(2 * h);
+      const MpfrReal fd = (loss(perturbed(base, t.rows, dir, h), bits) - loss(perturbed(base, t.rows, dir, -h), bits)) /
+                          MpfrReal(2 * h);
       // <gradient, dir>, mapping the dense [b][h][s][d] direction onto the [b, s, h, d] layout.
       MpfrReal analytic = 0;
       double mass = 0;
