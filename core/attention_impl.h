@@ -31,6 +31,19 @@ struct BackwardArgs {
   HostTensor& dv;  // like v
 };
 
+// The arithmetic an implementation is assumed to perform, which its rigorous error bound
+// (bounds/, docs/error-bounds.md Part 2) is derived from.
+enum class ArithmeticModel {
+  // FA1/FA2-style: tensor-core dot products (exact products, fp32 accumulation with truncation),
+  // logits scaled by an fp32 softmax_scale * log2(e) and exponentiated with an approximate exp2,
+  // online softmax with rescaling, P rounded to the dtype before P V, the final division; the
+  // backward recomputes P from the stored fp32 LSE and takes D = rowsum(dO * O).
+  flash,
+  // The naive baseline: fp32 scalar sums, exp, P normalised and then rounded to the dtype, dP
+  // rounded to the dtype, D = sum_j P_ij dP_ij.
+  naive,
+};
+
 class AttentionImpl {
  public:
   virtual ~AttentionImpl() = default;
@@ -43,6 +56,9 @@ class AttentionImpl {
   // True when the backward gives bitwise identical results run after run (no atomics in a
   // varying order); the determinism properties hold such implementations to it.
   virtual bool bitwise_reproducible_backward() const { return false; }
+  // The model of the rigorous bound the harness holds this implementation to. A plugged-in kernel
+  // is judged as an FA-style kernel unless it says otherwise.
+  virtual ArithmeticModel arithmetic_model() const { return ArithmeticModel::flash; }
   virtual void forward(const Problem& p, const ForwardArgs& a) = 0;
   virtual void backward(const Problem& p, const BackwardArgs& a) = 0;
 };

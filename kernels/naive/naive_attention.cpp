@@ -94,6 +94,7 @@ class NaiveAttention final : public AttentionImpl {
     return flaw_ == NaiveFlaw::none ? "naive" : std::string("naive-flawed:") + naive_flaw_name(flaw_);
   }
   bool bitwise_reproducible_backward() const override { return true; }
+  ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
   std::string description() const override {
     return "naive same-dtype attention on the host (fp32 scores and softmax, P rounded to the "
            "dtype); the accuracy baseline";

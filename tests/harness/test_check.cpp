@@ -21,6 +21,7 @@ class Broken final : public AttentionImpl {
   std::string name() const override { return name_; }
   std::string description() const override { return "deliberately broken"; }
   std::string where() const override { return "host"; }
+  ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
   std::string unsupported_reason(const Problem& p, bool) const override { return p.validate(); }
   void forward(const Problem& p, const ForwardArgs& a) override {
     naive_->forward(p, a);

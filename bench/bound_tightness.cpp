@@ -1,0 +1,157 @@
+// Validation and tightness of the rigorous bound (docs/error-bounds.md Part 2, "Validation"):
+// runs generated cases (the property suite's generator) through the harness check for one
+// implementation and reports, per dtype and output tensor, the tightness of each case (the largest
+// |error| / bound over its elements): median, 90th percentile and maximum over the cases, and
+// every case with an element above its bound (a bug in the bound or in the implementation).
+//
+//   bound_tightness --impl NAME [--cases N] [--seed S] [--max-seqlen L] [--max-work W]
+//                   [--json FILE] [--label TEXT]
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/case_file.h"
+#include "harness/check.h"
+#include "kernels/registry.h"
+#include "properties/generators.h"
+
+using namespace flashproof;
+
+namespace {
+
+struct Options {
+  std::string impl, json, label;
+  std::int64_t cases = 1000, max_seqlen = 0, max_work = 0;
+  std::uint64_t seed = 1;
+};
+
+[[noreturn]] void usage_error(const std::string& why) {
+  std::cerr << "bound_tightness: " << why << "\n";
+  std::exit(2);
+}
+
+std::int64_t parse_int(const std::string& flag, const char* text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (!*text || *end || v <= 0) usage_error(flag + " needs a positive integer, got '" + text + "'");
+  return v;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage_error("missing value after " + a);
+    const char* v = argv[++i];
+    if (a == "--impl") o.impl = v;
+    else if (a == "--cases") o.cases = parse_int(a, v);
+    else if (a == "--seed") o.seed = static_cast<std::uint64_t>(parse_int(a, v));
+    else if (a == "--max-seqlen") o.max_seqlen = parse_int(a, v);
+    else if (a == "--max-work") o.max_work = parse_int(a, v);
+    else if (a == "--json") o.json = v;
+    else if (a == "--label") o.label = v;
+    else usage_error("unknown option '" + a + "'");
+  }
+  if (o.impl.empty()) usage_error("--impl NAME is required (see `flashproof list`)");
+  return o;
+}
+
+struct Series {
+  std::vector<double> ratios;  // per case: max over elements of |error| / bound
+  std::int64_t violations = 0, unbounded_cases = 0, inf_within_bound = 0;
+  double worst = 0;
+  std::string worst_case;
+};
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+  AttentionImpl* impl = find_implementation(opt.impl);
+  if (!impl) usage_error("unknown implementation '" + opt.impl + "'");
+  properties::GenLimits limits = properties::limits_for(*impl, true);
+  if (opt.max_seqlen) limits.max_seqlen = opt.max_seqlen;
+  if (opt.max_work) limits.max_work = opt.max_work;
+  const rc::Gen<Case> gen = properties::gen_case(*impl, limits);
+
+  std::map<std::string, Series> series;  // "dtype tensor"
+  std::int64_t judged = 0, out_of_domain_inputs = 0, skipped = 0;
+  std::vector<std::string> violating;
+  for (std::int64_t n = 0; n < opt.cases; ++n) {
+    const Case c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
+    CheckRecord r;
+    try {
+      r = run_check(c, *impl);
+    } catch (const std::exception& e) {  // e.g. a head-dim bucket not built
+      ++skipped;
+      continue;
+    }
+    if (!r.inputs_in_domain) {
+      ++out_of_domain_inputs;
+      continue;
+    }
+    ++judged;
+    bool violates = false;
+    for (const TensorCheck& t : r.tensors) {
+      Series& s = series[std::string(dtype_name(c.problem.dtype)) + " " + t.name];
+      s.ratios.push_back(t.bound_ratio);
+      s.inf_within_bound += t.inf_within_bound;
+      if (t.unbounded > 0) ++s.unbounded_cases;
+      if (t.above_rigorous_bound > 0) ++s.violations, violates = true;
+      if (t.bound_ratio > s.worst || s.worst_case.empty()) {
+        s.worst = t.bound_ratio;
+        s.worst_case = c.problem.describe() + " dist=" + distribution_name(c.dist) + " seed=" + std::to_string(c.seed);
+      }
+    }
+    if (violates) violating.push_back(case_to_json(c, CheckOptions{}, "above the rigorous bound", ""));
+    if ((n + 1) % 1000 == 0) std::cerr << "bound_tightness: " << (n + 1) << " cases\n";
+  }
+
+  std::ostringstream text, json;
+  text << "implementation " << impl->name() << " (" << impl->where() << "), " << opt.cases << " cases, seed "
+       << opt.seed << ": " << judged << " judged, " << out_of_domain_inputs << " with inputs out of the domain, "
+       << skipped << " not supported\n";
+  text << "tensor        cases   median   p90      max       above  unbounded  inf-admitted  worst case\n";
+  json << "{\"impl\": \"" << impl->name() << "\", \"where\": \"" << impl->where() << "\", \"label\": \""
+       << opt.label << "\", \"cases\": " << opt.cases << ", \"seed\": " << opt.seed << ", \"judged\": " << judged
+       << ", \"inputs_out_of_domain\": " << out_of_domain_inputs << ", \"skipped\": " << skipped
+       << ", \"tensors\": [";
+  bool first = true;
+  for (const auto& [name, s] : series) {
+    char line[512];
+    std::snprintf(line, sizeof line, "%-12s %6zu  %-8.3g %-8.3g %-9.3g %5lld  %9lld  %12lld  %s\n", name.c_str(),
+                  s.ratios.size(), quantile(s.ratios, 0.5), quantile(s.ratios, 0.9), s.worst,
+                  static_cast<long long>(s.violations), static_cast<long long>(s.unbounded_cases),
+                  static_cast<long long>(s.inf_within_bound), s.worst_case.c_str());
+    text << line;
+    json << (first ? "" : ", ") << "{\"tensor\": \"" << name << "\", \"cases\": " << s.ratios.size()
+         << ", \"median\": " << quantile(s.ratios, 0.5) << ", \"p90\": " << quantile(s.ratios, 0.9)
+         << ", \"max\": " << s.worst << ", \"above_bound\": " << s.violations
+         << ", \"unbounded_cases\": " << s.unbounded_cases << ", \"inf_within_bound\": " << s.inf_within_bound
+         << ", \"worst_case\": \"" << s.worst_case << "\"}";
+    first = false;
+  }
+  json << "], \"violating_cases\": [";
+  for (std::size_t i = 0; i < violating.size(); ++i) json << (i ? ", " : "") << violating[i];
+  json << "]}\n";
+  std::cout << text.str();
+  if (!opt.json.empty()) {
+    std::ofstream f(opt.json);
+    if (!(f << json.str())) usage_error("cannot write " + opt.json);
+  }
+  return violating.empty() ? 0 : 1;
+}

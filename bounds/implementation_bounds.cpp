@@ -1,0 +1,470 @@
+// The bound formulas of docs/error-bounds.md Part 2, one query row at a time. Section numbers in
+// the comments ("(F3)") refer to the derivation there; every quantity is an upper bound.
+#include "bounds/implementation_bounds.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "bounds/arithmetic_constants.h"
+#include "core/parallel.h"
+#include "kernels/algo/mask.h"
+
+namespace flashproof::bounds {
+
+ArithmeticConstants constants_for(ArithmeticModel m, DType t) {
+  ArithmeticConstants k;
+  k.dtype_u = unit_roundoff(t);
+  switch (t) {
+    case DType::fp16: k.dtype_abs = 0x1p-25, k.dtype_max = 65504; break;
+    case DType::bf16: k.dtype_abs = 0x1p-134, k.dtype_max = 0x1.fcp127; break;
+    case DType::fp32: k.dtype_abs = 0x1p-150, k.dtype_max = FLT_MAX; break;
+  }
+  if (m == ArithmeticModel::naive) {
+    k.flash = false;
+    k.sum_eta = k.u;  // scalar fp32 sums, round to nearest
+    k.dot_block = 1;
+    k.exp_rel = 0x1p-22;  // expf: within 1 ulp (glibc), taken as 2
+    k.scale_rel = 0;      // natural exp: no log2(e) folded into the scale
+    k.flush = 0x1p-149;   // the host keeps subnormals: half a subnormal step per operation, doubled
+  }
+  return k;
+}
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kLn2 = 0.69314718055994530942, kLog2e = 1.44269504088896340736;
+// A weight whose exact and computed exponents are both below -kFarLog2 (log2 units) is at most
+// 2^-kFarLog2 times the row's largest weight, with its error, whatever its relative error (F4).
+constexpr double kFarLog2 = 200, kFarWeight = 0x1p-180;
+
+// Higham's gamma_n for a per-operation relative error e; +inf when it does not converge.
+double gam(double n, double e) {
+  const double x = n * e;
+  return x < 0.5 ? x / (1 - x) : kInf;
+}
+// Bound on |log(1 + delta)| for |delta| <= x.
+double lam(double x) { return x < 0.5 ? -std::log1p(-x) : kInf; }
+// a * b with 0 * inf = 0: a zero weight times an unbounded factor contributes nothing.
+double mul0(double a, double b) { return (a == 0 || b == 0) ? 0.0 : a * b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+struct Row {
+  std::vector<std::int64_t> keys;  // visible keys
+  // per visible key: the exact-data quantities (double, with margins) of (F1)
+  // dist: max_k s_k - s_j (upper, lower); gap: LSE - s_j (upper, lower)
+  std::vector<double> abs_dot, logit_abs, dist, dist_lo, gap, gap_lo, p_up, p_lo, p_mid;
+  std::vector<bool> far;            // forward weight below 2^-kFarLog2 of the largest (F4)
+  std::vector<double> arg_lse;      // absolute logit error in natural-log units (for LSE, backward)
+  std::vector<double> rho;          // |P^_j - P_j| / P_j of the forward's weights (F5)
+  double lse_abs = 0, log_den_lo = 0, lambda = 0, abs_weight = 0, lse_bound = 0;
+  std::vector<double> o_bound, o_mag;  // per column
+};
+
+class GroupBounds {
+ public:
+  GroupBounds(const Problem& p, const Inputs& in, const ArithmeticConstants& k, bool backward,
+              ImplementationBounds& out)
+      : p_(p), in_(in), k_(k), backward_(backward), out_(out),
+        mask_{p.mask_offset(), p.window_left, p.window_right},
+        d_(p.head_dim), dot_len_(ceil_div(p.head_dim, k.dot_block) * k.dot_block),
+        sig_(std::fabs(static_cast<double>(p.softmax_scale()))),
+        steps_(k.flash ? ceil_div(p.seqlen_k, 16) + 2 : 0) {}
+
+  void run(std::int64_t b, std::int64_t hk) {
+    const std::int64_t sk = p_.seqlen_k, d = d_;
+    key_.assign(sk * d, 0), val_.assign(sk * d, 0);
+    for (std::int64_t j = 0; j < sk; ++j)
+      for (std::int64_t c = 0; c < d; ++c) {
+        key_[j * d + c] = in_.k.get(b, j, hk, c);
+        val_[j * d + c] = in_.v.get(b, j, hk, c);
+      }
+    if (backward_) {
+      for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
+      rows_seeing_.assign(sk, 0);
+      column_unbounded_.assign(sk, 0);
+    }
+    const std::int64_t g = p_.group_size();
+    for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h)
+      for (std::int64_t i = 0; i < p_.seqlen_q; ++i) {
+        Row r;
+        forward_row(b, h, i, r);
+        if (backward_) backward_row(b, h, i, r);
+      }
+    if (backward_) finish_columns(b, hk);
+  }
+
+ private:
+  std::size_t o_index(std::int64_t b, std::int64_t i, std::int64_t h, std::int64_t c) const {
+    return static_cast<std::size_t>(((b * p_.seqlen_q + i) * p_.heads_q + h) * d_ + c);
+  }
+  std::size_t kv_index(std::int64_t b, std::int64_t j, std::int64_t hk, std::int64_t c) const {
+    return static_cast<std::size_t>(((b * p_.seqlen_k + j) * p_.heads_kv + hk) * d_ + c);
+  }
+
+  // (F1) The exact logits and probabilities, from double with margins: logit s_j = scale q.k_j
+  // lies within err_j of the double value; P_j in [p_lo, p_up].
+  void exact_softmax(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) {
+    const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
+    const double g53 = gam(static_cast<double>(d), 0x1p-53), scale = p_.softmax_scale();
+    q_.resize(d);
+    for (std::int64_t c = 0; c < d; ++c) q_[c] = in_.q.get(b, i, h, c);
+    std::vector<double> sd(n), err(n);
+    r.abs_dot.resize(n);
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double* kj = &key_[r.keys[x] * d];
+      double dot = 0, abs_dot = 0;
+      for (std::int64_t c = 0; c < d; ++c) dot += q_[c] * kj[c], abs_dot += std::fabs(q_[c] * kj[c]);
+      r.abs_dot[x] = abs_dot * (1 + 2 * g53);
+      sd[x] = scale * dot;
+      err[x] = sig_ * g53 * r.abs_dot[x] * (1 + 0x1p-50) + 0x1p-52 * std::fabs(sd[x]);
+    }
+    const double smax = *std::max_element(sd.begin(), sd.end());
+    const double emax = *std::max_element(err.begin(), err.end());
+    r.logit_abs.resize(n), r.dist.resize(n), r.dist_lo.resize(n), r.gap.resize(n), r.gap_lo.resize(n);
+    r.p_up.resize(n), r.p_lo.resize(n), r.p_mid.resize(n);
+    std::vector<double> e(n), delta(n);
+    double den_lo = 0, den_hi = 0, den = 0;
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double diff = smax - sd[x];
+      delta[x] = err[x] + 0x1p-53 * diff;  // |(s_j - smax) + diff| <= delta
+      e[x] = std::exp(-diff);
+      den += e[x];
+      den_lo += e[x] * std::exp(-delta[x]);
+      den_hi += e[x] * std::exp(delta[x]);
+      r.logit_abs[x] = std::fabs(sd[x]) + err[x];
+      r.dist[x] = diff * (1 + 0x1p-52) + emax + err[x];
+      r.dist_lo[x] = std::max(0.0, diff * (1 - 0x1p-52) - emax - err[x]);
+    }
+    den_lo *= 1 - 0x1p-48, den_hi *= 1 + 0x1p-48;
+    for (std::int64_t x = 0; x < n; ++x) {
+      // Below 2^-1000 the double exp may underflow; such weights are all "far" (F4) anyway.
+      r.p_up[x] = std::min(1.0, std::max(e[x] * std::exp(delta[x]) / den_lo * (1 + 0x1p-48), 0x1p-1000));
+      r.p_lo[x] = e[x] * std::exp(-delta[x]) / den_hi * (1 - 0x1p-48);
+      r.p_mid[x] = e[x] / den;
+    }
+    r.log_den_lo = std::log(den_lo) - 0x1p-50;
+    const double log_den_hi = std::log(den_hi) + 0x1p-50;
+    r.lse_abs = std::max(std::fabs(smax + r.log_den_lo), std::fabs(smax + log_den_hi)) * (1 + 0x1p-50);
+    for (std::int64_t x = 0; x < n; ++x) {  // LSE - s_j = log(den) + (smax - s_j)
+      const double diff = smax - sd[x];
+      r.gap[x] = diff * (1 + 0x1p-52) + delta[x] + std::max(0.0, log_den_hi);
+      r.gap_lo[x] = std::max(0.0, diff * (1 - 0x1p-52) - delta[x] + std::min(0.0, r.log_den_lo));
+    }
+  }
+
+  void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) {
+    const std::int64_t d = d_, sk = p_.seqlen_k;
+    for (std::int64_t j = 0; j < sk; ++j)
+      if (mask_.visible(i, j)) r.keys.push_back(j);
+    const std::int64_t n = static_cast<std::int64_t>(r.keys.size());
+    r.o_bound.assign(d, 0), r.o_mag.assign(d, 0);
+    const std::size_t lse_at = static_cast<std::size_t>((b * p_.heads_q + h) * p_.seqlen_q + i);
+    if (n == 0) {  // O = 0 and LSE = +inf exactly
+      for (std::int64_t c = 0; c < d; ++c) out_.o[o_index(b, i, h, c)] = 0;
+      out_.lse[lse_at] = 0;
+      return;
+    }
+    exact_softmax(b, h, i, r);
+    const double u = k_.u, uh = k_.dtype_u, fl = k_.flush, kap = k_.scale_rel;
+    const double nd = static_cast<double>(n);
+
+    // (F2) Errors of the computed logits. flash: x^ = fl(S^ * c^) in log2 units; naive:
+    // s^ = fl(S^ * scale) in natural units. Absolute (LSE, backward) and relative to the row's
+    // max (O: a common error cancels in the normalisation).
+    std::vector<double> arg_o(n), own(n);
+    r.arg_lse.resize(n);
+    double dm = 0;
+    const double g_dot = gam(static_cast<double>(dot_len_), k_.sum_eta);
+    for (std::int64_t x = 0; x < n; ++x) {
+      if (k_.flash) {
+        const double dot = kLog2e * sig_ * (1 + kap) * (g_dot * r.abs_dot[x] + dot_len_ * fl);
+        own[x] = dot + u * (kLog2e * (1 + kap) * r.logit_abs[x] + dot) * (1 + u);
+      } else {
+        const double dot = sig_ * (g_dot * r.abs_dot[x] + d * fl);
+        own[x] = dot + u * (r.logit_abs[x] + dot) * (1 + u);
+      }
+      dm = std::max(dm, own[x]);
+    }
+    // (F3) The shift x^_j - M^ and (flash) the rescale chain: each rounded relative to at most
+    // R_j >= M^ - x^_j, twice for flash (the shift, and the chain's arguments summing to <= R_j).
+    const double units = k_.flash ? kLn2 : 1.0, shifts = k_.flash ? 2 : 1;
+    r.far.assign(n, false);
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double dist_units = k_.flash ? kLog2e * (1 + kap) * r.dist[x] : r.dist[x];
+      const double reach = dist_units + 2 * dm;
+      const double common_o = kap * kLog2e * r.dist[x], common_lse = kap * kLog2e * r.logit_abs[x];
+      arg_o[x] = units * (own[x] + common_o + shifts * u * reach);
+      r.arg_lse[x] = units * (own[x] + common_lse + shifts * u * reach);
+      // (F4) far: the computed exponent x^_j - M^ <= x^_j - x^_j* and the exact one are both below
+      // -kFarLog2 (log2 units), so both weights are below 2^-kFarLog2 of the largest.
+      const double exponent_up = k_.flash ? -(1 - kap) * kLog2e * r.dist_lo[x] + 2 * dm + shifts * u * reach
+                                          : kLog2e * (-r.dist_lo[x] + 2 * dm + u * reach);
+      r.far[x] = -exponent_up - 1 >= kFarLog2 && kLog2e * r.dist_lo[x] >= kFarLog2;
+    }
+    const double steps = static_cast<double>(steps_);
+    const double weight_log = lam(k_.exp_rel) + steps * lam(k_.exp_rel + 5 * u);
+    const double g_sum = gam(nd + steps, k_.sum_eta);
+    const double l_low = 1 - g_sum - steps * u * 1.01;  // the max weight is exp2(0) = 1 (F5)
+    const double abs_one = (k_.flash ? (steps + 1) * fl : 2 * fl);
+    double far_count = 0;
+    for (std::int64_t x = 0; x < n; ++x) far_count += r.far[x];
+    const double zeta = (nd * abs_one + far_count * kFarWeight) / l_low;
+    double lambda = 0, lse_arg = 0;
+    for (std::int64_t x = 0; x < n; ++x) {
+      if (r.far[x]) continue;
+      lambda = std::max(lambda, std::exp(arg_o[x] + weight_log) * (1 + g_sum) * (1 + zeta) - 1);
+      lse_arg = std::max(lse_arg, r.arg_lse[x]);
+    }
+    r.lambda = lambda;
+    const double numer_round = lam(uh) + (k_.flash ? 0 : lam(u));  // P rounded (naive: divided first)
+    r.rho.assign(n, kInf);
+    for (std::int64_t x = 0; x < n; ++x)
+      if (!r.far[x])
+        r.rho[x] = lambda < 1 ? std::exp(arg_o[x] + weight_log + numer_round) * (1 + g_sum) / (1 - lambda) - 1 : kInf;
+    r.abs_weight = (k_.dtype_abs + abs_one + kFarWeight) * (1 + zeta) / l_low;
+
+    // (F5) O_c = sum_j pi^_j v_jc (1 + phi_j) against sum_j P_j v_jc, then the final division and
+    // the rounding to the dtype; capped by (F6), the convex-combination bound.
+    const double t_up = std::exp(lam(uh) + (2 * steps + 3) * lam(u)) * (1 + zeta) / (1 - g_sum) - 1 +
+                        nd * r.abs_weight;
+    const double t_lo = 1 - std::exp(-lam(uh) - (2 * steps + 3) * lam(u)) * (1 - zeta) / (1 + g_sum) +
+                        nd * r.abs_weight;
+    const double t = std::max(t_up, t_lo);
+    for (std::int64_t c = 0; c < d; ++c) {
+      double mag = 0, err = 0, sum_abs = 0, vmin = kInf, vmax = -kInf;
+      for (std::int64_t x = 0; x < n; ++x) {
+        const double v = val_[r.keys[x] * d + c], av = std::fabs(v);
+        vmin = std::min(vmin, v), vmax = std::max(vmax, v);
+        sum_abs += av;
+        if (r.far[x]) continue;
+        mag += r.p_up[x] * av;
+        err += mul0(r.p_up[x] * av, r.rho[x]);
+      }
+      err += r.abs_weight * sum_abs;
+      const double vabs = std::max(std::fabs(vmin), std::fabs(vmax));
+      mag = std::min(mag + kFarWeight * sum_abs, vabs);
+      const double before_div = err + 2.0001 * u * (mag + err);
+      const double general = before_div + uh * (mag + before_div) + k_.dtype_abs;
+      const double cap = (vmax - vmin) + (t + g_sum * (1 + t)) * vabs + uh * vabs * (1 + t + g_sum) + k_.dtype_abs;
+      r.o_bound[c] = std::min(general, cap);
+      r.o_mag[c] = mag;
+      out_.o[o_index(b, i, h, c)] = r.o_bound[c];
+    }
+
+    // (F7) LSE = M^ ln 2 + log l^ (flash) or m + log l^ (naive).
+    const double inner = lse_arg + weight_log + lam(g_sum) + lam(zeta);
+    const double log_l = std::max(std::log(nd) + steps * lam(u) + lam(g_sum) + zeta, -std::log(l_low * (1 - zeta)));
+    double max_rounded = 0;  // |M^| in log2 units
+    for (std::int64_t x = 0; x < n; ++x) max_rounded = std::max(max_rounded, kLog2e * (1 + kap) * r.logit_abs[x] + own[x]);
+    const double scale_back = k_.flash ? (2 * u + u * u) * kLn2 * max_rounded : 0;  // fl(M^ * ln2f)
+    const double before_sum = inner + scale_back + k_.log_rel * log_l;
+    r.lse_bound = before_sum + u * (r.lse_abs + before_sum);
+    out_.lse[lse_at] = r.lse_bound;
+  }
+
+  // (B1)-(B6): P recomputed (flash: from the stored LSE; naive: the forward's P), dP, D, dS, and
+  // their contributions to dQ (this row) and to dK, dV (accumulated per key).
+  void backward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) {
+    const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
+    if (n == 0) {
+      for (std::int64_t c = 0; c < d; ++c) out_.dq[o_index(b, i, h, c)] = 0;
+      return;
+    }
+    const double u = k_.u, uh = k_.dtype_u, fl = k_.flush, nd = static_cast<double>(n);
+    const double g53 = gam(static_cast<double>(d), 0x1p-53);
+    dout_.resize(d);
+    for (std::int64_t c = 0; c < d; ++c) dout_[c] = in_.dout.get(b, i, h, c);
+
+    // Exact dP_j = dO . v_j (double, with its error) and D = sum_j P_j dP_j.
+    std::vector<double> dp(n), dp_abs(n);
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double* vj = &val_[r.keys[x] * d];
+      double s = 0, a = 0;
+      for (std::int64_t c = 0; c < d; ++c) s += dout_[c] * vj[c], a += std::fabs(dout_[c] * vj[c]);
+      dp[x] = s, dp_abs[x] = a * (1 + 2 * g53);
+    }
+    double dd = 0, dd_err = 0, dd_abs = 0;
+    for (std::int64_t x = 0; x < n; ++x) {
+      dd += r.p_mid[x] * dp[x];
+      dd_abs += r.p_mid[x] * std::fabs(dp[x]);
+      dd_err += std::max(r.p_up[x] - r.p_mid[x], r.p_mid[x] - r.p_lo[x]) * dp_abs[x] + r.p_mid[x] * g53 * dp_abs[x];
+    }
+    dd_err += gam(nd, 0x1p-53) * dd_abs + 0x1p-1000;
+
+    // (B1) |P^ - P| for the fp32 P (flash dS) and the P rounded to the dtype (dV; naive: both).
+    std::vector<double> p_err(n), ph_err(n), p_hat(n), ph_hat(n);
+    const double lse_term = r.lse_bound + (r.lse_abs + r.lse_bound) * (2 * u + u * u);
+    for (std::int64_t x = 0; x < n; ++x) {
+      if (k_.flash) {
+        const double theta = r.arg_lse[x] + lse_term + u * (r.gap[x] + r.arg_lse[x] + lse_term) + lam(k_.exp_rel);
+        // Far (F4): the exact exponent (s_j - LSE) log2(e) and the computed one are below -kFarLog2.
+        const bool far = kLog2e * (r.gap_lo[x] - theta) >= kFarLog2;
+        p_err[x] = far ? kFarWeight : std::min(mul0(r.p_up[x], std::expm1(theta)) + fl, 1.0);
+        ph_err[x] = far ? kFarWeight : std::min(mul0(r.p_up[x], std::expm1(theta + lam(uh))) + fl * (1 + uh) + k_.dtype_abs, 1.0);
+      } else {
+        const double e = r.far[x] ? kFarWeight : mul0(r.p_up[x], r.rho[x]);
+        ph_err[x] = p_err[x] = std::min(e + r.abs_weight, 1.0);
+      }
+      p_hat[x] = std::min(r.p_up[x] + p_err[x], 1.0);
+      ph_hat[x] = std::min(r.p_up[x] + ph_err[x], 1.0);
+    }
+
+    // (B2) dP, (B3) D.
+    std::vector<double> dp_err(n);
+    double d_err = 0;
+    if (k_.flash) {
+      const double g = gam(static_cast<double>(dot_len_), k_.sum_eta);
+      for (std::int64_t x = 0; x < n; ++x) dp_err[x] = g * dp_abs[x] + dot_len_ * fl;
+      const double gd = gam(static_cast<double>(d), u);
+      for (std::int64_t c = 0; c < d; ++c) {
+        const double a = std::fabs(dout_[c]);
+        d_err += a * r.o_bound[c] + gd * a * (r.o_mag[c] + r.o_bound[c]);
+      }
+      d_err += d * fl;
+    } else {
+      const double g = gam(static_cast<double>(d), u);
+      double sum_abs = 0;
+      for (std::int64_t x = 0; x < n; ++x) {
+        const double before = g * dp_abs[x] + d * fl;
+        dp_err[x] = before + uh * (dp_abs[x] + before) + k_.dtype_abs;  // dP rounded to the dtype
+        if (dp_abs[x] + dp_err[x] > k_.dtype_max) return unbounded_row(b, h, i, r);
+        const double dph = dp_abs[x] + dp_err[x];
+        d_err += ph_err[x] * dph + r.p_up[x] * dp_err[x];
+        sum_abs += ph_hat[x] * dph;
+      }
+      d_err += gam(nd, u) * sum_abs + nd * fl;
+    }
+
+    // (B4) dS = P (dP - D), rounded to the dtype.
+    std::vector<double> sigma(n), ds_up(n);
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double x_up = std::fabs(dp[x] - dd) * (1 + 0x1p-52) + g53 * dp_abs[x] + dd_err;
+      const double x_err = (dp_err[x] + d_err) * (1 + u) + u * (x_up + dp_err[x] + d_err);
+      const double x_hat = x_up + x_err;
+      const double pe = k_.flash ? p_err[x] : ph_err[x], ph = k_.flash ? p_hat[x] : ph_hat[x];
+      sigma[x] = pe * x_hat + r.p_up[x] * x_err + (u + uh + u * uh) * ph * x_hat + k_.dtype_abs;
+      ds_up[x] = r.p_up[x] * x_up + sigma[x];
+      if (ph * x_hat * (1 + u) > k_.dtype_max) return unbounded_row(b, h, i, r);
+    }
+
+    // (B5) dQ_c = scale sum_j dS_j k_jc.
+    const double g_q = k_.flash ? gam(nd + ceil_div(p_.seqlen_k, 16) + 2, k_.sum_eta) : gam(nd, u);
+    for (std::int64_t c = 0; c < d; ++c) {
+      double s1 = 0, s2 = 0;
+      for (std::int64_t x = 0; x < n; ++x) {
+        const double a = std::fabs(key_[r.keys[x] * d + c]);
+        s1 += sigma[x] * a, s2 += ds_up[x] * a;
+      }
+      out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(s1, s2, g_q);
+    }
+    // (B6) contributions to dK_jc = scale sum_i dS_ij q_ic and dV_jc = sum_i P_ij dO_ic.
+    for (std::int64_t x = 0; x < n; ++x) {
+      const std::int64_t j = r.keys[x];
+      ++rows_seeing_[j];
+      for (std::int64_t c = 0; c < d; ++c) {
+        const double aq = std::fabs(q_[c]), ado = std::fabs(dout_[c]);
+        acc_sq_[j * d + c] += sigma[x] * aq;
+        acc_dsq_[j * d + c] += ds_up[x] * aq;
+        acc_pdo_[j * d + c] += ph_err[x] * ado;
+        acc_phdo_[j * d + c] += ph_hat[x] * ado;
+      }
+    }
+  }
+
+  // An intermediate may exceed the dtype's range: the model gives no bound for the row's dQ and
+  // the columns it touches.
+  void unbounded_row(std::int64_t b, std::int64_t h, std::int64_t i, const Row& r) {
+    for (std::int64_t c = 0; c < d_; ++c) out_.dq[o_index(b, i, h, c)] = kInf;
+    for (std::int64_t j : r.keys) column_unbounded_[j] = 1, ++rows_seeing_[j];
+  }
+
+  // |fl_dtype(fl(y^ * scale)) - scale y| with |y^ - y| <= s1 + g s2 and |y| <= s2.
+  double scaled_sum_bound(double s1, double s2, double g) const {
+    const double u = k_.u, uh = k_.dtype_u;
+    const double e = sig_ * (s1 + g * s2);
+    const double e1 = e + u * (sig_ * s2 + e);
+    return e1 + uh * (sig_ * s2 + e1) + k_.dtype_abs;
+  }
+
+  void finish_columns(std::int64_t b, std::int64_t hk) {
+    const std::int64_t d = d_, g = p_.group_size();
+    for (std::int64_t j = 0; j < p_.seqlen_k; ++j) {
+      const double rows = static_cast<double>(rows_seeing_[j]);
+      const double g_k = k_.flash ? gam(rows + g * ceil_div(p_.seqlen_q, 16) + 2, k_.sum_eta) : gam(rows, k_.u);
+      for (std::int64_t c = 0; c < d; ++c) {
+        const std::size_t at = kv_index(b, j, hk, c), a = static_cast<std::size_t>(j * d + c);
+        if (rows == 0) {  // no row sees the key: dK = dV = 0 exactly
+          out_.dk[at] = out_.dv[at] = 0;
+          continue;
+        }
+        if (column_unbounded_[j]) {
+          out_.dk[at] = out_.dv[at] = kInf;
+          continue;
+        }
+        out_.dk[at] = scaled_sum_bound(acc_sq_[a], acc_dsq_[a], g_k);
+        const double e = acc_pdo_[a] + g_k * acc_phdo_[a];
+        out_.dv[at] = e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs;
+      }
+    }
+  }
+
+  const Problem& p_;
+  const Inputs& in_;
+  const ArithmeticConstants& k_;
+  bool backward_;
+  ImplementationBounds& out_;
+  algo::WindowMask<std::int64_t> mask_;
+  std::int64_t d_, dot_len_;
+  double sig_;
+  std::int64_t steps_;  // flash: rescale steps a weight can pass through (F3)
+  std::vector<double> key_, val_, q_, dout_;
+  std::vector<double> acc_sq_, acc_dsq_, acc_pdo_, acc_phdo_;
+  std::vector<std::int64_t> rows_seeing_;
+  std::vector<std::uint8_t> column_unbounded_;
+};
+
+void require_shape(const HostTensor& t, const Shape& s, const char* name) {
+  if (t.shape() != s) throw std::invalid_argument(std::string("implementation_bounds: ") + name + " has the wrong shape");
+}
+
+// Evaluation margin: the formulas are evaluated in double, a few dozen operations per term.
+void finalize(std::vector<double>& v) {
+  for (double& x : v) x = std::isnan(x) ? kInf : x * (1 + 0x1p-16);
+}
+
+}  // namespace
+
+ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
+                                           bool backward, int threads) {
+  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
+  require_shape(in.q, p.q_shape(), "Q");
+  require_shape(in.k, p.kv_shape(), "K");
+  require_shape(in.v, p.kv_shape(), "V");
+  if (backward) require_shape(in.dout, p.q_shape(), "dO");
+  const ArithmeticConstants k = constants_for(model, p.dtype);
+  const auto numel = [](const Shape& s) { return static_cast<std::size_t>(s[0] * s[1] * s[2] * s[3]); };
+  ImplementationBounds out;
+  out.o.assign(numel(p.q_shape()), kInf);
+  out.lse.assign(numel(p.lse_shape()), kInf);
+  if (backward) {
+    out.dq.assign(numel(p.q_shape()), kInf);
+    out.dk.assign(numel(p.kv_shape()), kInf);
+    out.dv.assign(numel(p.kv_shape()), kInf);
+  }
+  parallel_for(
+      p.batch * p.heads_kv,
+      [&](std::int64_t item) {
+        GroupBounds group(p, in, k, backward, out);
+        group.run(item / p.heads_kv, item % p.heads_kv);
+      },
+      threads);
+  for (auto* v : {&out.o, &out.lse, &out.dq, &out.dk, &out.dv}) finalize(*v);
+  return out;
+}
+
+}  // namespace flashproof::bounds

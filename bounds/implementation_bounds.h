@@ -1,0 +1,31 @@
+// Rigorous per-element error bounds of an implementation under test (SPEC verdict rule 2,
+// docs/error-bounds.md Part 2): for every output element x^ of a correct implementation that
+// performs the arithmetic of its ArithmeticModel, |x^ - x| <= bound, x the exact result of SPEC's
+// semantics on the given inputs. The bounds depend on the dtype, the shape and the data (sum_c
+// |q_c k_c| per logit, P, |V|, |dO|, ...), which are evaluated in double with certified margins.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/attention_impl.h"
+#include "core/generators.h"
+#include "core/problem.h"
+
+namespace flashproof::bounds {
+
+// Dense over each tensor's logical shape, row-major like reference::CertifiedTensor. +inf where
+// the model gives no finite bound (an intermediate beyond the dtype's range, a bound that does
+// not converge); 0 where the result is exact (rows that see no key: O = 0, LSE = +inf, zero
+// gradients; keys no row sees: dK = dV = 0).
+struct ImplementationBounds {
+  std::vector<double> o, lse, dq, dk, dv;  // dq, dk, dv empty without backward
+};
+
+// Inputs in p.dtype (core/generators.h). The backward bounds take the implementation's own
+// forward outputs as their inputs, as the harness runs it, so they include the forward's bounds.
+// Throws std::invalid_argument for an invalid problem or mismatched shapes.
+ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
+                                           bool backward, int threads = 0);
+
+}  // namespace flashproof::bounds

@@ -1,0 +1,216 @@
+// The rigorous implementation bound (bounds/, docs/error-bounds.md Part 2): exact where the result
+// is exact, a hand-derived size where the answer is easy, held by the naive baseline and the
+// kernels, not vacuous, and sharp enough that the rule alone (the regression rule switched off)
+// catches the flawed baselines and small perturbations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+
+#include "bounds/arithmetic_constants.h"
+#include "bounds/implementation_bounds.h"
+#include "harness/check.h"
+#include "kernels/naive/naive_attention.h"
+#include "kernels/registry.h"
+
+namespace flashproof {
+namespace {
+
+Problem small_problem(DType t, std::int64_t sq, std::int64_t sk, std::int64_t d) {
+  Problem p;
+  p.dtype = t;
+  p.heads_q = 2;
+  p.heads_kv = 1;
+  p.seqlen_q = sq;
+  p.seqlen_k = sk;
+  p.head_dim = d;
+  return p;
+}
+
+const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
+  for (const TensorCheck& t : r.tensors)
+    if (t.name == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
+
+// Only rule 2 (and the NaN/inf rules) can fail a case checked with these options.
+CheckOptions bound_rule_only() {
+  CheckOptions o;
+  o.k_forward = o.k_backward = 1e30;
+  return o;
+}
+
+TEST(ImplementationBounds, ExactResultsHaveZeroBound) {
+  // Causal with seqlen_q > seqlen_k: the first rows see no key (O = 0, LSE = +inf, dQ = 0); a
+  // window (0, 0) leaves the first key unseen by every row (dK = dV = 0).
+  for (const ArithmeticModel m : {ArithmeticModel::flash, ArithmeticModel::naive}) {
+    Problem p = small_problem(DType::fp16, 9, 5, 8);
+    p.window_right = 0;
+    const Inputs in = generate_inputs(p, Distribution{}, 1);
+    const bounds::ImplementationBounds b = bounds::implementation_bounds(p, in, m, true);
+    for (std::int64_t h = 0; h < p.heads_q; ++h)
+      for (std::int64_t i = 0; i < 4; ++i) {  // rows 0..3 see no key (offset sk - sq = -4)
+        EXPECT_EQ(b.lse[(h * p.seqlen_q) + i], 0);
+        for (std::int64_t c = 0; c < p.head_dim; ++c) {
+          EXPECT_EQ(b.o[(i * p.heads_q + h) * p.head_dim + c], 0);
+          EXPECT_EQ(b.dq[(i * p.heads_q + h) * p.head_dim + c], 0);
+        }
+      }
+    EXPECT_GT(b.o[(4 * p.heads_q) * p.head_dim], 0);  // row 4 sees key 0
+    Problem w = small_problem(DType::bf16, 6, 6, 8);
+    w.window_left = 0, w.window_right = 0;
+    w.seqlen_k = 7;  // offset 1: row i sees only key i + 1, so key 0 is unseen
+    const bounds::ImplementationBounds bw =
+        bounds::implementation_bounds(w, generate_inputs(w, Distribution{}, 2), m, true);
+    for (std::int64_t c = 0; c < w.head_dim; ++c) {
+      EXPECT_EQ(bw.dk[c], 0);
+      EXPECT_EQ(bw.dv[c], 0);
+      EXPECT_GT(bw.dv[w.head_dim + c], 0);
+    }
+  }
+}
+
+// One key: O = v exactly. A correct implementation may round P = 1 to the dtype (u_h) and O to
+// the dtype (u_h); everything else is fp32-sized, so the bound is just over 2 u_h |v|.
+TEST(ImplementationBounds, OneKeyIsTwoDtypeRoundings) {
+  for (const DType t : {DType::fp16, DType::bf16})
+    for (const ArithmeticModel m : {ArithmeticModel::flash, ArithmeticModel::naive}) {
+      const Problem p = small_problem(t, 5, 1, 16);
+      const Inputs in = generate_inputs(p, Distribution{}, 3);
+      const bounds::ImplementationBounds b = bounds::implementation_bounds(p, in, m, false);
+      const bounds::ArithmeticConstants k = bounds::constants_for(m, t);
+      for (std::int64_t i = 0; i < p.seqlen_q; ++i)
+        for (std::int64_t h = 0; h < p.heads_q; ++h)
+          for (std::int64_t c = 0; c < p.head_dim; ++c) {
+            const double v = std::fabs(in.v.get(0, 0, 0, c));
+            const double bound = b.o[(i * p.heads_q + h) * p.head_dim + c];
+            EXPECT_GE(bound, 2 * k.dtype_u * v);
+            EXPECT_LE(bound, 2.01 * k.dtype_u * v + 2 * k.dtype_abs) << dtype_name(t);
+          }
+    }
+}
+
+TEST(ImplementationBounds, NaiveStaysBelowAndTheBoundIsNotVacuous) {
+  for (const DType t : {DType::fp16, DType::bf16})
+    for (const char* dist : {"normal", "large-logits:1e3", "growing-max:20", "subnormal"}) {
+      Case c;
+      c.impl = "naive";
+      c.backward = true;
+      c.problem = small_problem(t, 40, 70, 64);
+      c.problem.window_right = 0;
+      c.dist = parse_distribution(dist).value();
+      c.seed = 7;
+      const CheckRecord r = run_check(c, bound_rule_only());
+      EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+      for (const TensorCheck& tc : r.tensors) {
+        EXPECT_EQ(tc.above_rigorous_bound, 0) << tc.name;
+        EXPECT_EQ(tc.unbounded, 0) << tc.name;
+      }
+      if (std::string(dist) == "normal")  // worst elements reach a sizeable part of their bound
+        for (const char* name : {"O", "dV"}) EXPECT_GT(tensor(r, name).bound_ratio, 0.1) << name << " " << to_table(r);
+    }
+}
+
+TEST(ImplementationBounds, EmulatedKernelsStayBelow) {
+  for (const char* impl : {"fa2", "fa1"}) {
+    AttentionImpl* a = find_implementation(impl);
+    ASSERT_NE(a, nullptr);
+    Case c;
+    c.impl = impl;
+    c.backward = true;
+    c.problem = small_problem(DType::bf16, 33, 70, 64);
+    c.problem.window_right = 0;
+    c.dist = parse_distribution("growing-max:10").value();
+    if (!a->unsupported_reason(c.problem, true).empty()) GTEST_SKIP() << a->unsupported_reason(c.problem, true);
+    const CheckRecord r = run_check(c, bound_rule_only());
+    EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+    for (const TensorCheck& tc : r.tensors) EXPECT_EQ(tc.above_rigorous_bound, 0) << impl << " " << tc.name;
+  }
+}
+
+// The naive baseline judged as itself, with its outputs changed after the run.
+class Perturbed final : public AttentionImpl {
+ public:
+  Perturbed(std::unique_ptr<AttentionImpl> base, std::function<void(const ForwardArgs&)> fwd,
+            std::function<void(const BackwardArgs&)> bwd = {})
+      : base_(std::move(base)), fwd_(std::move(fwd)), bwd_(std::move(bwd)) {}
+  std::string name() const override { return base_->name(); }
+  std::string description() const override { return "perturbed"; }
+  std::string where() const override { return "host"; }
+  ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
+  std::string unsupported_reason(const Problem& p, bool b) const override { return base_->unsupported_reason(p, b); }
+  void forward(const Problem& p, const ForwardArgs& a) override {
+    base_->forward(p, a);
+    if (fwd_) fwd_(a);
+  }
+  void backward(const Problem& p, const BackwardArgs& a) override {
+    base_->backward(p, a);
+    if (bwd_) bwd_(a);
+  }
+
+ private:
+  std::unique_ptr<AttentionImpl> base_;
+  std::function<void(const ForwardArgs&)> fwd_;
+  std::function<void(const BackwardArgs&)> bwd_;
+};
+
+void scale_all(HostTensor& t, double f) {
+  const Shape& s = t.shape();
+  for (std::int64_t a = 0; a < s[0]; ++a)
+    for (std::int64_t b = 0; b < s[1]; ++b)
+      for (std::int64_t c = 0; c < s[2]; ++c)
+        for (std::int64_t d = 0; d < s[3]; ++d) t.set(a, b, c, d, t.get(a, b, c, d) * f);
+}
+
+// With one key the bound is 2 u_h |v| (above); O off by 4 u_h (two ulps) is outside it.
+TEST(ImplementationBounds, RuleCatchesTwoUlpsOnASingleKey) {
+  Case c;
+  c.impl = "naive";
+  c.problem = small_problem(DType::fp16, 8, 1, 32);
+  c.seed = 4;
+  Perturbed ok(make_naive_attention(), {});
+  EXPECT_EQ(run_check(c, ok, bound_rule_only()).verdict, Verdict::pass);
+  Perturbed off(make_naive_attention(), [](const ForwardArgs& a) { scale_all(a.o, 1 + 4 * 0x1p-11); });
+  const CheckRecord r = run_check(c, off, bound_rule_only());
+  EXPECT_EQ(r.verdict, Verdict::fail) << to_table(r);
+  EXPECT_GT(tensor(r, "O").above_rigorous_bound, 0);
+}
+
+// The flawed baselines whose results are wrong (not merely differently ordered) are caught by the
+// bound rule alone, on the tensor the flaw breaks.
+TEST(ImplementationBounds, RuleAloneCatchesTheWrongFlawedBaselines) {
+  struct Expect {
+    NaiveFlaw flaw;
+    const char* tensor;
+  };
+  for (const Expect e : {Expect{NaiveFlaw::mask_off_by_one, "O"}, Expect{NaiveFlaw::missing_rescale, "O"},
+                         Expect{NaiveFlaw::wrong_lse, "LSE"}, Expect{NaiveFlaw::dk_without_group_sum, "dK"},
+                         Expect{NaiveFlaw::wrong_gqa_head, "O"}, Expect{NaiveFlaw::saturating_output, "O"}}) {
+    Case c;
+    c.impl = naive_flaw_name(e.flaw);
+    c.backward = true;
+    c.problem = small_problem(DType::fp16, 40, 40, 32);
+    c.problem.heads_q = 4, c.problem.heads_kv = 2;
+    c.problem.window_right = 0;
+    c.dist = parse_distribution(e.flaw == NaiveFlaw::saturating_output ? "scaled:4" : "growing-max:20").value();
+    c.seed = 5;
+    Perturbed flawed(make_naive_attention(e.flaw), {});
+    const CheckRecord r = run_check(c, flawed, bound_rule_only());
+    EXPECT_GT(tensor(r, e.tensor).above_rigorous_bound, 0) << c.impl << "\n" << to_table(r);
+  }
+}
+
+TEST(ImplementationBounds, MismatchedInputsAreOneLineErrors) {
+  const Problem p = small_problem(DType::fp16, 4, 4, 8);
+  Inputs in = generate_inputs(p, Distribution{}, 1);
+  in.k = HostTensor(DType::fp16, {1, 5, 1, 8});
+  EXPECT_THROW(bounds::implementation_bounds(p, in, ArithmeticModel::flash, false), std::invalid_argument);
+  Problem bad = p;
+  bad.head_dim = 0;
+  EXPECT_THROW(bounds::implementation_bounds(bad, in, ArithmeticModel::flash, false), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace flashproof
