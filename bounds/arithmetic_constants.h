@@ -17,6 +17,9 @@ struct ArithmeticConstants {
   double log_rel = 0x1p-22;  // relative error of log
   double scale_rel = 0x1p-23;  // of the fp32 softmax_scale * log2(e) (flash only)
   double flush = 0x1p-126;   // what an fp32 result flushed to zero (or rounded as a subnormal) loses
+  // Products of two dtype values: exact in fp32 for fp16/bf16 (11 + 11 or 8 + 8 bits), one more
+  // rounding for fp32 inputs (naive only); below 2^-126 either may underflow (`flush` each).
+  int product_roundings = 0;
   double dtype_u = 0;        // unit roundoff of the dtype
   double dtype_abs = 0;      // half the dtype's smallest subnormal: rounding error below the normal range
   double dtype_max = 0;      // largest finite value of the dtype

@@ -21,7 +21,7 @@ ArithmeticConstants constants_for(ArithmeticModel m, DType t) {
   switch (t) {
     case DType::fp16: k.dtype_abs = 0x1p-25, k.dtype_max = 65504; break;
     case DType::bf16: k.dtype_abs = 0x1p-134, k.dtype_max = 0x1.fcp127; break;
-    case DType::fp32: k.dtype_abs = 0x1p-150, k.dtype_max = FLT_MAX; break;
+    case DType::fp32: k.dtype_abs = 0x1p-150, k.dtype_max = FLT_MAX, k.product_roundings = 1; break;
   }
   if (m == ArithmeticModel::naive) {
     k.flash = false;
@@ -47,6 +47,8 @@ double gam(double n, double e) {
   const double x = n * e;
   return x < 0.5 ? x / (1 - x) : kInf;
 }
+// gamma of a sum of n products of dtype values (one more rounding per term when the products round).
+double gam_products(double n, const ArithmeticConstants& k, double e) { return gam(n + k.product_roundings, e); }
 // Bound on |log(1 + delta)| for |delta| <= x.
 double lam(double x) { return x < 0.5 ? -std::log1p(-x) : kInf; }
 // a * b with 0 * inf = 0: a zero weight times an unbounded factor contributes nothing.
@@ -179,7 +181,7 @@ class GroupBounds {
     std::vector<double> arg_o(n), own(n);
     r.arg_lse.resize(n);
     double dm = 0;
-    const double g_dot = gam(static_cast<double>(dot_len_), k_.sum_eta);
+    const double g_dot = gam_products(static_cast<double>(dot_len_), k_, k_.sum_eta);
     for (std::int64_t x = 0; x < n; ++x) {
       if (k_.flash) {
         const double dot = kLog2e * sig_ * (1 + kap) * (g_dot * r.abs_dot[x] + dot_len_ * fl);
@@ -208,7 +210,7 @@ class GroupBounds {
     }
     const double steps = static_cast<double>(steps_);
     const double weight_log = lam(k_.exp_rel) + steps * lam(k_.exp_rel + 5 * u);
-    const double g_sum = gam(nd + steps, k_.sum_eta);
+    const double g_sum = gam_products(nd + steps, k_, k_.sum_eta);
     const double l_low = 1 - g_sum - steps * u * 1.01;  // the max weight is exp2(0) = 1 (F5)
     const double abs_one = (k_.flash ? (steps + 1) * fl : 2 * fl);
     double far_count = 0;
@@ -245,7 +247,7 @@ class GroupBounds {
         mag += r.p_up[x] * av;
         err += mul0(r.p_up[x] * av, r.rho[x]);
       }
-      err += r.abs_weight * sum_abs;
+      err += r.abs_weight * sum_abs + nd * fl / l_low;  // + products P v that underflow
       const double vabs = std::max(std::fabs(vmin), std::fabs(vmax));
       mag = std::min(mag + kFarWeight * sum_abs, vabs);
       const double before_div = err + 2.0001 * u * (mag + err);
@@ -318,16 +320,16 @@ class GroupBounds {
     std::vector<double> dp_err(n);
     double d_err = 0;
     if (k_.flash) {
-      const double g = gam(static_cast<double>(dot_len_), k_.sum_eta);
+      const double g = gam_products(static_cast<double>(dot_len_), k_, k_.sum_eta);
       for (std::int64_t x = 0; x < n; ++x) dp_err[x] = g * dp_abs[x] + dot_len_ * fl;
-      const double gd = gam(static_cast<double>(d), u);
+      const double gd = gam_products(static_cast<double>(d), k_, u);
       for (std::int64_t c = 0; c < d; ++c) {
         const double a = std::fabs(dout_[c]);
         d_err += a * r.o_bound[c] + gd * a * (r.o_mag[c] + r.o_bound[c]);
       }
       d_err += d * fl;
     } else {
-      const double g = gam(static_cast<double>(d), u);
+      const double g = gam_products(static_cast<double>(d), k_, u);
       double sum_abs = 0;
       for (std::int64_t x = 0; x < n; ++x) {
         const double before = g * dp_abs[x] + d * fl;
@@ -337,7 +339,7 @@ class GroupBounds {
         d_err += ph_err[x] * dph + r.p_up[x] * dp_err[x];
         sum_abs += ph_hat[x] * dph;
       }
-      d_err += gam(nd, u) * sum_abs + nd * fl;
+      d_err += gam_products(nd, k_, u) * sum_abs + nd * fl;
     }
 
     // (B4) dS = P (dP - D), rounded to the dtype.
@@ -353,14 +355,15 @@ class GroupBounds {
     }
 
     // (B5) dQ_c = scale sum_j dS_j k_jc.
-    const double g_q = k_.flash ? gam(nd + ceil_div(p_.seqlen_k, 16) + 2, k_.sum_eta) : gam(nd, u);
+    const double g_q = k_.flash ? gam_products(nd + ceil_div(p_.seqlen_k, 16) + 2, k_, k_.sum_eta)
+                                : gam_products(nd, k_, u);
     for (std::int64_t c = 0; c < d; ++c) {
       double s1 = 0, s2 = 0;
       for (std::int64_t x = 0; x < n; ++x) {
         const double a = std::fabs(key_[r.keys[x] * d + c]);
         s1 += sigma[x] * a, s2 += ds_up[x] * a;
       }
-      out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(s1, s2, g_q);
+      out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(s1 + nd * fl, s2, g_q);  // + underflowing products
     }
     // (B6) contributions to dK_jc = scale sum_i dS_ij q_ic and dV_jc = sum_i P_ij dO_ic.
     for (std::int64_t x = 0; x < n; ++x) {
@@ -395,7 +398,9 @@ class GroupBounds {
     const std::int64_t d = d_, g = p_.group_size();
     for (std::int64_t j = 0; j < p_.seqlen_k; ++j) {
       const double rows = static_cast<double>(rows_seeing_[j]);
-      const double g_k = k_.flash ? gam(rows + g * ceil_div(p_.seqlen_q, 16) + 2, k_.sum_eta) : gam(rows, k_.u);
+      const double g_k = k_.flash ? gam_products(rows + g * ceil_div(p_.seqlen_q, 16) + 2, k_, k_.sum_eta)
+                                  : gam_products(rows, k_, k_.u);
+      const double underflow = rows * k_.flush;  // products dS q and P dO below 2^-126
       for (std::int64_t c = 0; c < d; ++c) {
         const std::size_t at = kv_index(b, j, hk, c), a = static_cast<std::size_t>(j * d + c);
         if (rows == 0) {  // no row sees the key: dK = dV = 0 exactly
@@ -406,8 +411,8 @@ class GroupBounds {
           out_.dk[at] = out_.dv[at] = kInf;
           continue;
         }
-        out_.dk[at] = scaled_sum_bound(acc_sq_[a], acc_dsq_[a], g_k);
-        const double e = acc_pdo_[a] + g_k * acc_phdo_[a];
+        out_.dk[at] = scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
+        const double e = acc_pdo_[a] + g_k * acc_phdo_[a] + underflow;
         out_.dv[at] = e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs;
       }
     }
