@@ -444,14 +444,7 @@ void finalize(std::vector<double>& v) {
 
 }  // namespace
 
-ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
-                                           bool backward, int threads) {
-  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
-  require_shape(in.q, p.q_shape(), "Q");
-  require_shape(in.k, p.kv_shape(), "K");
-  require_shape(in.v, p.kv_shape(), "V");
-  if (backward) require_shape(in.dout, p.q_shape(), "dO");
-  const ArithmeticConstants k = constants_for(model, p.dtype);
+ImplementationBounds infinite_bounds(const Problem& p, bool backward) {
   const auto numel = [](const Shape& s) { return static_cast<std::size_t>(s[0] * s[1] * s[2] * s[3]); };
   ImplementationBounds out;
   out.o.assign(numel(p.q_shape()), kInf);
@@ -461,6 +454,18 @@ ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, A
     out.dk.assign(numel(p.kv_shape()), kInf);
     out.dv.assign(numel(p.kv_shape()), kInf);
   }
+  return out;
+}
+
+ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
+                                           bool backward, int threads) {
+  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
+  require_shape(in.q, p.q_shape(), "Q");
+  require_shape(in.k, p.kv_shape(), "K");
+  require_shape(in.v, p.kv_shape(), "V");
+  if (backward) require_shape(in.dout, p.q_shape(), "dO");
+  const ArithmeticConstants k = constants_for(model, p.dtype);
+  ImplementationBounds out = infinite_bounds(p, backward);
   parallel_for(
       p.batch * p.heads_kv,
       [&](std::int64_t item) {

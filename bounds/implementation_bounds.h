@@ -22,6 +22,10 @@ struct ImplementationBounds {
   std::vector<double> o, lse, dq, dk, dv;  // dq, dk, dv empty without backward
 };
 
+// Every bound +inf (no element certified), sized for p: what the harness uses outside SPEC's valid
+// input domain, and the starting point of implementation_bounds.
+ImplementationBounds infinite_bounds(const Problem& p, bool backward);
+
 // Inputs in p.dtype (core/generators.h). The backward bounds take the implementation's own
 // forward outputs as their inputs, as the harness runs it, so they include the forward's bounds.
 // Throws std::invalid_argument for an invalid problem or mismatched shapes.

@@ -88,6 +88,18 @@ std::string domain_violation(const Problem& p, const Inputs& in) {
   return {};
 }
 
+// Calls fn(linear index, value) for every element of t in logical row-major order, the order of
+// reference::CertifiedTensor.
+template <class Fn>
+void for_each_element(const HostTensor& t, Fn&& fn) {
+  const Shape& s = t.shape();
+  std::size_t x = 0;
+  for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
+    for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
+      for (std::int64_t i2 = 0; i2 < s[2]; ++i2)
+        for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++x) fn(x, t.get(i0, i1, i2, i3));
+}
+
 double max_finite_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v)
@@ -119,23 +131,17 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
                            const std::vector<std::uint8_t>& cls) {
   RangeOutcome o;
   o.compared = ref.checked;
-  const Shape& s = a.shape();
-  std::size_t x = 0;
-  for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
-    for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
-      for (std::int64_t i2 = 0; i2 < s[2]; ++i2)
-        for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++x) {
-          if (cls[x] == kInRange) continue;
-          ++o.beyond;
-          const double v = a.get(i0, i1, i2, i3);
-          if (std::isinf(v) && std::signbit(v) == std::signbit(ref.value[x])) {
-            ++o.as_inf;
-            o.compared[x] = 0;
-          } else if (std::isfinite(v) && cls[x] == kCertainOverflow) {
-            ++o.finite;
-            o.compared[x] = 0;
-          }
-        }
+  for_each_element(a, [&](std::size_t x, double v) {
+    if (cls[x] == kInRange) return;
+    ++o.beyond;
+    if (std::isinf(v) && std::signbit(v) == std::signbit(ref.value[x])) {
+      ++o.as_inf;
+      o.compared[x] = 0;
+    } else if (std::isfinite(v) && cls[x] == kCertainOverflow) {
+      ++o.finite;
+      o.compared[x] = 0;
+    }
+  });
   return o;
 }
 
@@ -147,23 +153,17 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
 std::int64_t admit_bounded_overflow(const HostTensor& a, const reference::CertifiedTensor& ref,
                                     const std::vector<double>& bound, const std::vector<std::uint8_t>& cls,
                                     std::vector<std::uint8_t>& compared) {
-  const Shape& s = a.shape();
   std::int64_t admitted = 0;
-  std::size_t x = 0;
-  for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
-    for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
-      for (std::int64_t i2 = 0; i2 < s[2]; ++i2)
-        for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++x) {
-          const double v = a.get(i0, i1, i2, i3), r = ref.value[x];
-          if (!compared[x] || cls[x] != kInRange || !std::isinf(v) || !std::isfinite(r) ||
-              !std::isfinite(bound[x]))
-            continue;
-          const double reach = bound[x] + ref.bound[x];
-          if (round_to(a.dtype(), v > 0 ? r + reach : r - reach) == v) {
-            compared[x] = 0;
-            ++admitted;
-          }
-        }
+  for_each_element(a, [&](std::size_t x, double v) {
+    const double r = ref.value[x];
+    if (!compared[x] || cls[x] != kInRange || !std::isinf(v) || !std::isfinite(r) || !std::isfinite(bound[x]))
+      return;
+    const double reach = bound[x] + ref.bound[x];
+    if (round_to(a.dtype(), v > 0 ? r + reach : r - reach) == v) {
+      compared[x] = 0;
+      ++admitted;
+    }
+  });
   return admitted;
 }
 
@@ -171,28 +171,22 @@ std::int64_t admit_bounded_overflow(const HostTensor& a, const reference::Certif
 // implementation's rigorous bound. NaN and inf pairs are left to the mismatch rules.
 void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
                     const std::vector<double>& bound, const std::vector<std::uint8_t>& compared) {
-  const Shape& s = actual.shape();
-  std::size_t x = 0;
-  for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
-    for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
-      for (std::int64_t i2 = 0; i2 < s[2]; ++i2)
-        for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++x) {
-          if (!compared[x]) continue;
-          const double a = actual.get(i0, i1, i2, i3), r = ref.value[x], b = bound[x];
-          if (!std::isfinite(a) || !std::isfinite(r)) continue;
-          if (!std::isfinite(b)) {
-            ++t.unbounded;
-            continue;
-          }
-          const double e = std::fabs(a - r);
-          t.max_rigorous_bound = std::max(t.max_rigorous_bound, b);
-          const double ratio = b > 0 ? e / b : (e > 0 ? INFINITY : 0.0);
-          if (ratio > t.bound_ratio || t.bound_ratio_index < 0) {
-            t.bound_ratio = ratio;
-            t.bound_ratio_index = static_cast<std::int64_t>(x);
-          }
-          if (!(e - ref.bound[x] <= b)) ++t.above_rigorous_bound;
-        }
+  for_each_element(actual, [&](std::size_t x, double a) {
+    const double r = ref.value[x], b = bound[x];
+    if (!compared[x] || !std::isfinite(a) || !std::isfinite(r)) return;
+    if (!std::isfinite(b)) {
+      ++t.unbounded;
+      return;
+    }
+    const double e = std::fabs(a - r);
+    t.max_rigorous_bound = std::max(t.max_rigorous_bound, b);
+    const double ratio = b > 0 ? e / b : (e > 0 ? INFINITY : 0.0);
+    if (ratio > t.bound_ratio || t.bound_ratio_index < 0) {
+      t.bound_ratio = ratio;
+      t.bound_ratio_index = static_cast<std::int64_t>(x);
+    }
+    if (!(e - ref.bound[x] <= b)) ++t.above_rigorous_bound;
+  });
 }
 
 TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
@@ -253,20 +247,6 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   return t;
 }
 
-// Outside the valid input domain nothing is promised: every bound is +inf.
-bounds::ImplementationBounds unbounded(const Problem& p, bool backward) {
-  const auto numel = [](const Shape& s) { return static_cast<std::size_t>(s[0] * s[1] * s[2] * s[3]); };
-  bounds::ImplementationBounds b;
-  b.o.assign(numel(p.q_shape()), INFINITY);
-  b.lse.assign(numel(p.lse_shape()), INFINITY);
-  if (backward) {
-    b.dq.assign(numel(p.q_shape()), INFINITY);
-    b.dk.assign(numel(p.kv_shape()), INFINITY);
-    b.dv.assign(numel(p.kv_shape()), INFINITY);
-  }
-  return b;
-}
-
 }  // namespace
 
 CheckRecord run_check(const Case& c, const CheckOptions& opt) {
@@ -303,7 +283,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions
   t0 = Clock::now();
   const bounds::ImplementationBounds rigorous = r.inputs_in_domain
       ? bounds::implementation_bounds(p, in, impl->arithmetic_model(), c.backward, opt.reference.threads)
-      : unbounded(p, c.backward);
+      : bounds::infinite_bounds(p, c.backward);
   r.seconds_bounds = since(t0);
   r.tensors.push_back(check_tensor("O", out.o, base.o, fwd.o, rigorous.o, opt.k_forward, true, opt));
   r.tensors.push_back(check_tensor("LSE", out.lse, base.lse, fwd.lse, rigorous.lse, opt.k_forward, true, opt));

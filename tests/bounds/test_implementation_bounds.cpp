@@ -108,8 +108,9 @@ TEST(ImplementationBounds, NaiveStaysBelowAndTheBoundIsNotVacuous) {
         EXPECT_EQ(tc.above_rigorous_bound, 0) << tc.name;
         EXPECT_EQ(tc.unbounded, 0) << tc.name;
       }
-      if (std::string(dist) == "normal")  // worst elements reach a sizeable part of their bound
+      if (std::string(dist) == "normal") {  // worst elements reach a sizeable part of their bound
         for (const char* name : {"O", "dV"}) EXPECT_GT(tensor(r, name).bound_ratio, 0.1) << name << " " << to_table(r);
+      }
     }
 }
 
