@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json.h"
 #include "harness/check.h"
 
 namespace flashproof {
@@ -46,9 +47,6 @@ CaseFile case_from_json(std::string_view text, const std::string& source);
 // case_to_json into a file; throws std::invalid_argument ("cannot write case file PATH: ...").
 void write_case_file(const std::string& path, const Case& c, const CheckOptions& options = {},
                      const std::string& note = {}, const std::string& property = {});
-
-// s as a JSON string literal, quotes included (control characters escaped).
-std::string json_quote(std::string_view s);
 
 // case_from_json of a file's contents, SOURCE being the path; a file that cannot be read (missing,
 // a directory, not a regular file, over 1 MiB) is an error of the same form.

@@ -1,0 +1,40 @@
+// A minimal JSON reader and the string quoting the writers share: objects (keys unique, order
+// kept), arrays, strings with every escape, numbers (kept as their text, so integers convert
+// exactly), true, false, null. Used by case files (harness/), fuzz campaign records (fuzz/) and
+// reports (report/), so that the project reads JSON one way.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace flashproof {
+
+struct Json {
+  enum class Type { null, boolean, number, string, array, object };
+  Type type = Type::null;
+  bool boolean = false;
+  std::string text;  // a string's value, or a number's literal text
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+
+  // The member named key of an object; nullptr when absent or not an object.
+  const Json* find(std::string_view key) const;
+  // A number's value (NaN when not a number); a string's or number's text as an integer
+  // (fallback when it is not one).
+  double number() const;
+  long long integer(long long fallback = 0) const;
+};
+
+// The document's one value. Throws std::invalid_argument("invalid JSON at line L, column C: ...")
+// for malformed text, duplicate keys, nesting deeper than 32 levels or trailing characters.
+Json parse_json(std::string_view text);
+
+// s as a JSON string literal, quotes included (control characters escaped).
+std::string json_quote(std::string_view s);
+
+// Quoted for a one-line message: control characters shown as '?', long strings cut.
+std::string shown(std::string_view s);
+
+}  // namespace flashproof
