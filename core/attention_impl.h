@@ -4,6 +4,7 @@
 // caller, so that "every valid element written, nothing outside" can be checked.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/problem.h"
@@ -59,6 +60,9 @@ class AttentionImpl {
   // The model of the rigorous bound the harness holds this implementation to. A plugged-in kernel
   // is judged as an FA-style kernel unless it says otherwise.
   virtual ArithmeticModel arithmetic_model() const { return ArithmeticModel::flash; }
+  // The same implementation with other tile shapes (block sizes, warps), for the tile-independence
+  // property; null when it has only one. Its results must be within the bound like this one's.
+  virtual std::unique_ptr<AttentionImpl> with_alternate_tiles() const { return nullptr; }
   virtual void forward(const Problem& p, const ForwardArgs& a) = 0;
   virtual void backward(const Problem& p, const BackwardArgs& a) = 0;
 };

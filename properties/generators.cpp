@@ -12,12 +12,13 @@ const std::vector<std::int64_t> kBoundarySeqlens = {1,  2,  15,  16,  17,  31,  
 const std::vector<std::int64_t> kBoundaryHeadDims = {1,  2,   8,   16,  31,  32,  33,  59,  64,  65,  72,
                                                      96, 100, 127, 128, 129, 160, 192, 224, 255, 256};
 
-rc::Gen<std::int64_t> gen_seqlen(std::int64_t max) {
+rc::Gen<std::int64_t> gen_seqlen(std::int64_t min, std::int64_t max) {
   std::vector<std::int64_t> boundary;
   for (std::int64_t s : kBoundarySeqlens)
-    if (s <= max) boundary.push_back(s);
-  return rc::gen::oneOf(rc::gen::inRange<std::int64_t>(1, std::min<std::int64_t>(max, 20) + 1),
-                        rc::gen::elementOf(boundary), rc::gen::inRange<std::int64_t>(1, max + 1));
+    if (s >= min && s <= max) boundary.push_back(s);
+  if (boundary.empty()) boundary.push_back(min);
+  return rc::gen::oneOf(rc::gen::inRange<std::int64_t>(min, std::max(min, std::min<std::int64_t>(max, 20)) + 1),
+                        rc::gen::elementOf(boundary), rc::gen::inRange<std::int64_t>(min, max + 1));
 }
 
 rc::Gen<std::int64_t> gen_head_dim() {
@@ -80,7 +81,8 @@ GenLimits limits_for(const AttentionImpl& impl, bool backward) {
 rc::Gen<Case> gen_case(const AttentionImpl& impl, const GenLimits& limits, MaskChoice mask) {
   const std::string name = impl.name();
   const std::vector<DType> dtypes = limits.dtypes.empty() ? std::vector<DType>{DType::fp16} : limits.dtypes;
-  const auto shape = rc::gen::tuple(gen_seqlen(limits.max_seqlen), gen_seqlen(limits.max_seqlen), gen_head_dim(),
+  const auto seqlen = gen_seqlen(limits.min_seqlen, limits.max_seqlen);
+  const auto shape = rc::gen::tuple(seqlen, seqlen, gen_head_dim(),
                                     rc::gen::inRange<std::int64_t>(1, 3), rc::gen::elementOf(std::vector<std::int64_t>{1, 2, 3, 4}),
                                     rc::gen::inRange<std::int64_t>(1, 3));
   return rc::gen::apply(
@@ -104,10 +106,10 @@ rc::Gen<Case> gen_case(const AttentionImpl& impl, const GenLimits& limits, MaskC
             p.heads_kv = 1, p.heads_q = group;
           } else if (group > 2) {
             p.heads_q = 2;
-          } else if (p.seqlen_q >= p.seqlen_k && p.seqlen_q > 1) {
-            p.seqlen_q = (p.seqlen_q + 1) / 2;
-          } else if (p.seqlen_k > 1) {
-            p.seqlen_k = (p.seqlen_k + 1) / 2;
+          } else if (p.seqlen_q >= p.seqlen_k && p.seqlen_q > limits.min_seqlen) {
+            p.seqlen_q = std::max(limits.min_seqlen, (p.seqlen_q + 1) / 2);
+          } else if (p.seqlen_k > limits.min_seqlen) {
+            p.seqlen_k = std::max(limits.min_seqlen, (p.seqlen_k + 1) / 2);
           } else {
             break;  // one row, one key: as small as it gets
           }

@@ -20,6 +20,7 @@ namespace flashproof::properties {
 // How big the generated cases may get: emulated kernels are thousands of times slower than the
 // host baseline, so their cases are kept small enough for the CI budget.
 struct GenLimits {
+  std::int64_t min_seqlen = 1;  // both sequence lengths; work above max_work is allowed to keep it
   std::int64_t max_seqlen = 300;
   std::int64_t max_work = std::int64_t{1} << 22;  // batch * heads_q * seqlen_q * seqlen_k * head_dim
   std::vector<DType> dtypes;                      // those the implementation supports

@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <tuple>
 
+#include "bounds/implementation_bounds.h"
 #include "kernels/algo/mask.h"
 #include "kernels/registry.h"
 #include "properties/gradient_check.h"
@@ -489,7 +491,58 @@ Outcome fa1_matches_fa2(AttentionImpl& impl, const Case& c) {
   return matches_fa2(impl, c, *r);
 }
 
+// ---- tile independence ----
+
+// Sequences longer than the alternate forward's 32-key blocks and backward's 32-row blocks, so the
+// shipped and the alternate shapes split every case differently.
+constexpr std::int64_t kTileIndependenceMinSeqlen = 33;
+
+// The implementation with its alternate tile shapes passes the differential verdict, and where
+// both runs are finite they differ by at most B_shipped + B_alternate = 2B per element (both hold
+// the same bound B of the same arithmetic model): a reference-free check that block sizes, warp
+// counts and so summation orders and rescale points change results only within the bound.
+// Infinities and NaN are the differential verdict's to judge.
+Outcome tile_independence(AttentionImpl& impl, const Case& c) {
+  const std::unique_ptr<AttentionImpl> alternate = impl.with_alternate_tiles();
+  if (alternate == nullptr) return fail(impl.name() + " offers no alternate tile shapes");
+  if (std::string why = alternate->unsupported_reason(c.problem, c.backward); !why.empty())
+    return fail("the alternate tiles refuse a case the shipped ones take: " + why);
+  const Outcome alone = differential(*alternate, c);
+  if (!alone.holds) return fail(alternate->name() + ": " + alone.why);
+  if (alone.tags == std::vector<std::string>{"inputs out of domain"}) return alone;  // nothing judged
+  const Problem& p = c.problem;
+  const Inputs in = inputs_of(c);
+  const Outputs a = run_implementation(impl, p, c.backward, in);
+  const Outputs b = run_implementation(*alternate, p, c.backward, in);
+  const bounds::ImplementationBounds bound = bounds::implementation_bounds(p, in, impl.arithmetic_model(), c.backward);
+  const std::tuple<const char*, const HostTensor*, const HostTensor*, const std::vector<double>*> tensors[] = {
+      {"O", &a.o, &b.o, &bound.o}, {"LSE", &a.lse, &b.lse, &bound.lse}, {"dQ", &a.dq, &b.dq, &bound.dq},
+      {"dK", &a.dk, &b.dk, &bound.dk}, {"dV", &a.dv, &b.dv, &bound.dv}};
+  double worst_ratio = 0;
+  bool bitwise = true;
+  for (const auto& [name, x, y, limit] : tensors) {
+    if (limit->empty()) continue;  // no backward
+    std::string why;
+    std::size_t at = 0;
+    for_each_index(*x, [&](const Index& i) {
+      const double u = value_at(*x, i), v = value_at(*y, i), allowed = 2 * (*limit)[at++];
+      bitwise = bitwise && bits_at(*x, i) == bits_at(*y, i);
+      if (!why.empty() || !std::isfinite(u) || !std::isfinite(v) || u == v) return;
+      const double d = std::fabs(u - v);
+      if (!(d <= allowed))
+        why = std::string(name) + ": shipped " + exact(u) + " and alternate tiles " + exact(v) + " at " +
+              where(name, i, x->rank()) + " differ by " + exact(d) + ", more than 2 x the bound " + exact(allowed / 2);
+      else if (allowed > 0)
+        worst_ratio = std::max(worst_ratio, d / allowed);
+    });
+    if (!why.empty()) return fail(why);
+  }
+  if (bitwise) return holds_with("bitwise equal");
+  return holds_with(worst_ratio > 0.25 ? "differ by > 1/4 of 2B" : "differ by <= 1/4 of 2B");
+}
+
 bool always(const AttentionImpl&) { return true; }
+bool has_alternate_tiles(const AttentionImpl& impl) { return impl.with_alternate_tiles() != nullptr; }
 bool is_fa1(const AttentionImpl& impl) { return impl.name() == "fa1" && find_implementation("fa2") != nullptr; }
 bool reproducible(const AttentionImpl& impl) { return impl.bitwise_reproducible_backward(); }
 
@@ -542,6 +595,9 @@ const std::vector<Property>& all_properties() {
        MaskChoice::local, true, memory, always},
       {"fa1-matches-fa2", "FA1 and FA2 agree within two rounding floors on the same inputs", MaskChoice::any, true,
        fa1_matches_fa2, is_fa1},
+      {"tile-independence",
+       "with the alternate tile shapes: within the rigorous bound, and within 2x the bound of the shipped shapes",
+       MaskChoice::any, true, tile_independence, has_alternate_tiles, 0, kTileIndependenceMinSeqlen},
       // MPFR forwards at 256 bits: small cases only.
       {"gradient-finite-differences",
        "<dQ|dK|dV, u> within tolerance of central differences of the reference's MPFR forward loss", MaskChoice::any,

@@ -34,6 +34,7 @@ struct Property {
   // that promise a bitwise reproducible backward).
   bool (*applies)(const AttentionImpl& impl);
   std::int64_t max_work = 0;  // a tighter work cap for its cases (0: the generator's)
+  std::int64_t min_seqlen = 1;  // shortest sequence lengths of its cases
 };
 
 // How closely FA1 and FA2 must agree on the same inputs, in the harness's rounding floors. A floor

@@ -1,6 +1,8 @@
 // The tile shapes of every kernel loop, per head-dim bucket. The kernels pick their tiles from this
 // table and the block-skip proofs run once per distinct shape in it, so a new or changed tile shape
-// is proved as soon as it is added here.
+// is proved as soon as it is added here. Each loop has a shipped shape and an alternate one: the
+// alternate exists so that the tile-independence property (properties/) can run the same kernel
+// code with other block sizes, warp counts and so other summation orders and rescale points.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +13,10 @@ enum class LoopOrder {
   keys_inner,   // query block outer, key blocks inner (FA2 forward)
   queries_inner // key block outer, query blocks inner (FA1 forward, both backwards)
 };
+
+// shipped: the shapes the kernels run by default (tuned for speed); alternate: smaller, other
+// shapes selected through FlashOptions::tiles, for testing only.
+enum class TileSet { shipped, alternate };
 
 // FA2 forward: block_m / warps rows per warp, a multiple of 16. Both backwards: 16 keys per warp,
 // so warps = block_n / 16. FA1 forward: block_n / warps keys per warp (a multiple of 16), each warp
@@ -23,6 +29,7 @@ struct TileConfig {
   int block_n;
   int warps;
   LoopOrder order;
+  TileSet set = TileSet::shipped;
 };
 
 inline constexpr int kHeadDimBuckets[] = {32, 64, 96, 128, 160, 192, 224, 256};     // FA2
@@ -51,6 +58,30 @@ inline constexpr TileConfig kTileConfigs[] = {
     {"fa1", "backward", 64, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "backward", 128, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "backward", 256, 64, 64, 4, LoopOrder::queries_inner},
+    // Alternates: each differs from its shipped shape in block_m or block_n and mostly in both, and
+    // in rows or keys per warp, so rows meet their keys in other blocks and other warps.
+    {"fa2", "forward", 32, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "forward", 64, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "forward", 96, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "forward", 128, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "forward", 160, 64, 64, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "forward", 192, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "forward", 224, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "forward", 256, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {"fa2", "backward", 32, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa2", "backward", 64, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa2", "backward", 96, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa2", "backward", 128, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa2", "backward", 160, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa2", "backward", 192, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa2", "backward", 224, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa2", "backward", 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa1", "forward", 64, 32, 128, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa1", "forward", 128, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa1", "forward", 256, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa1", "backward", 64, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa1", "backward", 128, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {"fa1", "backward", 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
 };
 
 inline constexpr std::size_t kTileConfigCount = sizeof(kTileConfigs) / sizeof(kTileConfigs[0]);
@@ -62,9 +93,11 @@ constexpr bool same_name(const char* a, const char* b) {
 
 // The configuration of a kernel loop for a head-dim bucket; a bucket missing from the table is a
 // compile error where the kernels instantiate it (constexpr evaluation reaches the throw).
-constexpr TileConfig tile_config(const char* kernel, const char* direction, int head_dim_bucket) {
+constexpr TileConfig tile_config(const char* kernel, const char* direction, int head_dim_bucket,
+                                 TileSet set = TileSet::shipped) {
   for (const TileConfig& c : kTileConfigs)
-    if (same_name(c.kernel, kernel) && same_name(c.direction, direction) && c.head_dim_bucket == head_dim_bucket)
+    if (same_name(c.kernel, kernel) && same_name(c.direction, direction) && c.head_dim_bucket == head_dim_bucket &&
+        c.set == set)
       return c;
   throw "no tile configuration for this kernel, direction and head-dim bucket";
 }

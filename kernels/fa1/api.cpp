@@ -63,7 +63,7 @@ void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.lse = t.lse;
   const FlashShape& s = p.shape;
   const int bucket = algo::fa1_head_dim_bucket(s.head_dim);
-  const int block_m = algo::tile_config("fa1", "forward", bucket).block_m;
+  const int block_m = algo::tile_config("fa1", "forward", bucket, options.tiles).block_m;
   const int query_blocks = (s.seqlen_q + block_m - 1) / block_m;
   p.query_splits = query_splits == 0 ? automatic_query_splits(target, s, block_m) : std::min(query_splits, query_blocks);
   const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
@@ -74,12 +74,12 @@ void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.row_sum = static_cast<float*>(row_sum.data());
 #if defined(FLASHPROOF_HAS_CUDA)
   if (target == FlashTarget::gpu) {
-    gpu::fa1_run_forward(p, bucket);
+    gpu::fa1_run_forward(p, bucket, options.tiles);
     gpu::synchronize();  // the workspace is freed on return
     return;
   }
 #endif
-  emulated::fa1_run_forward(p, bucket);
+  emulated::fa1_run_forward(p, bucket, options.tiles);
 }
 
 void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {
@@ -95,12 +95,12 @@ void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTenso
   const int bucket = algo::fa1_head_dim_bucket(s.head_dim);
 #if defined(FLASHPROOF_HAS_CUDA)
   if (target == FlashTarget::gpu) {
-    gpu::fa1_run_backward(p, bucket);
+    gpu::fa1_run_backward(p, bucket, options.tiles);
     gpu::synchronize();  // the workspace is freed on return
     return;
   }
 #endif
-  emulated::fa1_run_backward(p, bucket);
+  emulated::fa1_run_backward(p, bucket, options.tiles);
 }
 
 }  // namespace flashproof::kernels

@@ -26,7 +26,9 @@ const FlashKernelLimits& fa2_limits() {
   return limits;
 }
 
-int fa2_backward_block_n(int head_dim_bucket) { return algo::tile_config("fa2", "backward", head_dim_bucket).block_n; }
+int fa2_backward_block_n(int head_dim_bucket, algo::TileSet tiles) {
+  return algo::tile_config("fa2", "backward", head_dim_bucket, tiles).block_n;
+}
 
 std::string fa2_forward_error(FlashTarget target, const FlashForwardTensors& t, const FlashOptions& options) {
   return flash_forward_error(fa2_limits(), target, t, options);
@@ -44,9 +46,9 @@ void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.lse = t.lse;
   const int bucket = algo::head_dim_bucket(p.shape.head_dim);
 #if defined(FLASHPROOF_HAS_CUDA)
-  if (target == FlashTarget::gpu) return gpu::fa2_run_forward(p, bucket);
+  if (target == FlashTarget::gpu) return gpu::fa2_run_forward(p, bucket, options.tiles);
 #endif
-  emulated::fa2_run_forward(p, bucket);
+  emulated::fa2_run_forward(p, bucket, options.tiles);
 }
 
 void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {
@@ -56,20 +58,20 @@ void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTenso
   const int bucket = algo::head_dim_bucket(p.shape.head_dim);
   const FlashShape& s = p.shape;
   const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
-  const std::size_t splits =
-      options.deterministic ? static_cast<std::size_t>((s.seqlen_k + fa2_backward_block_n(bucket) - 1) / fa2_backward_block_n(bucket)) : 1;
+  const int block_n = fa2_backward_block_n(bucket, options.tiles);
+  const std::size_t splits = options.deterministic ? static_cast<std::size_t>((s.seqlen_k + block_n - 1) / block_n) : 1;
   FlashBuffer row_dot(target, rows * sizeof(float));
   FlashBuffer dq_accum(target, splits * rows * s.head_dim * sizeof(float));
   p.row_dot = static_cast<float*>(row_dot.data());
   p.dq_accum = static_cast<float*>(dq_accum.data());
 #if defined(FLASHPROOF_HAS_CUDA)
   if (target == FlashTarget::gpu) {
-    gpu::fa2_run_backward(p, bucket);
+    gpu::fa2_run_backward(p, bucket, options.tiles);
     gpu::synchronize();  // the workspace is freed on return
     return;
   }
 #endif
-  emulated::fa2_run_backward(p, bucket);
+  emulated::fa2_run_backward(p, bucket, options.tiles);
 }
 
 }  // namespace flashproof::kernels

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "kernels/algo/tile_configs.h"
+
 namespace flashproof::kernels {
 
 enum class FlashDtype { fp16, bf16 };
@@ -34,6 +36,9 @@ struct FlashOptions {
   int window_left = -1;                // bottom-right aligned window; < 0: unbounded
   int window_right = -1;               // causal: (-1, 0)
   bool deterministic = false;          // backward: bitwise reproducible dQ (no atomics)
+  // Which tile shapes of kernels/algo/tile_configs.h run: the shipped ones, or the alternate ones
+  // that the tile-independence property compares them with (slower; for testing).
+  algo::TileSet tiles = algo::TileSet::shipped;
 };
 
 struct FlashForwardTensors {

@@ -113,12 +113,13 @@ void fetch_lse(const StagedLse& s, HostTensor& lse) {
       for (std::int64_t c = 0; c < shape[2]; ++c) lse.set_bits(a, b, c, 0, bits[x++]);
 }
 
-kernels::FlashOptions options_for(const Problem& p, bool deterministic) {
+kernels::FlashOptions options_for(const Problem& p, const FlashKernelEntry& entry) {
   kernels::FlashOptions o;
   o.softmax_scale = p.softmax_scale();
   o.window_left = static_cast<int>(p.window_left < 0 ? -1 : std::min<std::int64_t>(p.window_left, 1 << 30));
   o.window_right = static_cast<int>(p.window_right < 0 ? -1 : std::min<std::int64_t>(p.window_right, 1 << 30));
-  o.deterministic = deterministic;
+  o.deterministic = entry.deterministic;
+  o.tiles = entry.tiles;
   return o;
 }
 
@@ -130,6 +131,15 @@ class FlashAttention final : public AttentionImpl {
   std::string description() const override { return entry_.description; }
   std::string where() const override { return target() == FlashTarget::gpu ? "gpu" : "emulated"; }
   bool bitwise_reproducible_backward() const override { return entry_.deterministic; }
+
+  std::unique_ptr<AttentionImpl> with_alternate_tiles() const override {
+    if (entry_.tiles == algo::TileSet::alternate) return nullptr;
+    FlashKernelEntry alternate = entry_;
+    alternate.name += "@alternate-tiles";
+    alternate.description += ", alternate tile shapes";
+    alternate.tiles = algo::TileSet::alternate;
+    return std::make_unique<FlashAttention>(std::move(alternate));
+  }
 
   std::string unsupported_reason(const Problem& p, bool) const override {
     const kernels::FlashKernelLimits& limits = *entry_.limits;
@@ -151,7 +161,7 @@ class FlashAttention final : public AttentionImpl {
     Staged o = stage(t, a.o, d, false);
     StagedLse lse = stage_lse(t, a.lse, false);
     entry_.forward(t, dtype(p), {q.tensor, k.tensor, v.tensor, o.tensor, static_cast<float*>(lse.buffer->data())},
-                   options_for(p, entry_.deterministic));
+                   options_for(p, entry_));
     fetch(o, a.o);
     fetch_lse(lse, a.lse);
   }
@@ -166,7 +176,7 @@ class FlashAttention final : public AttentionImpl {
     entry_.backward(t, dtype(p),
                     {q.tensor, k.tensor, v.tensor, o.tensor, dout.tensor, dq.tensor, dk.tensor, dv.tensor,
                      static_cast<const float*>(lse.buffer->data())},
-                    options_for(p, entry_.deterministic));
+                    options_for(p, entry_));
     fetch(dq, a.dq);
     fetch(dk, a.dk);
     fetch(dv, a.dv);

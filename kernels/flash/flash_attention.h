@@ -23,6 +23,7 @@ struct FlashKernelEntry {
   void (*backward)(kernels::FlashTarget, kernels::FlashDtype, const kernels::FlashBackwardTensors&,
                    const kernels::FlashOptions&);
   bool deterministic;  // passed as FlashOptions::deterministic; the backward is bitwise reproducible
+  algo::TileSet tiles = algo::TileSet::shipped;  // passed as FlashOptions::tiles
 };
 
 std::unique_ptr<AttentionImpl> make_flash_attention(FlashKernelEntry entry);

@@ -65,7 +65,7 @@ struct RowContext {
       return kInf;
     }
     float l = 0.f;
-    if (flaw == NaiveFlaw::missing_rescale) {
+    if (flaw == NaiveFlaw::missing_rescale || flaw == NaiveFlaw::shipped_tiles_skip_rescale) {
       // Weights relative to the running max of the 16-key blocks seen so far, never rescaled.
       float running = -kInf;
       for (std::int64_t j0 = 0; j0 < p.seqlen_k; j0 += 16) {
@@ -95,6 +95,11 @@ class NaiveAttention final : public AttentionImpl {
   }
   bool bitwise_reproducible_backward() const override { return true; }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
+  std::unique_ptr<AttentionImpl> with_alternate_tiles() const override {
+    if (flaw_ == NaiveFlaw::alternate_tiles_skip_rescale) return make_naive_attention(NaiveFlaw::missing_rescale);
+    if (flaw_ == NaiveFlaw::shipped_tiles_skip_rescale) return make_naive_attention(NaiveFlaw::none);
+    return nullptr;  // the baseline has no tiles
+  }
   std::string description() const override {
     return "naive same-dtype attention on the host (fp32 scores and softmax, P rounded to the "
            "dtype); the accuracy baseline";
@@ -212,6 +217,8 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
     case NaiveFlaw::wrong_gqa_head: return "wrong-gqa-head";
     case NaiveFlaw::saturating_output: return "saturating-output";
     case NaiveFlaw::multiplies_masked: return "multiplies-masked";
+    case NaiveFlaw::alternate_tiles_skip_rescale: return "alternate-tiles-skip-rescale";
+    case NaiveFlaw::shipped_tiles_skip_rescale: return "shipped-tiles-skip-rescale";
   }
   return "?";
 }

@@ -28,12 +28,16 @@ enum class NaiveFlaw {
   wrong_gqa_head,        // query head h reads K/V head h % heads_kv instead of h / group
   saturating_output,     // O clamped to [-2, 2]
   multiplies_masked,     // masked keys' V multiplied by their zero weight instead of skipped
+  // A defect of one tile shape only (with_alternate_tiles() is the other shape):
+  alternate_tiles_skip_rescale,  // correct itself; its alternate tiles are missing_rescale
+  shipped_tiles_skip_rescale,    // missing_rescale itself; its alternate tiles are the baseline
 };
 inline constexpr NaiveFlaw kNaiveFlaws[] = {
     NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,
     NaiveFlaw::dk_without_group_sum, NaiveFlaw::nan_on_empty_row,   NaiveFlaw::odd_rows_reversed,
     NaiveFlaw::alternating_order, NaiveFlaw::batch_dependent_order, NaiveFlaw::wrong_gqa_head,
-    NaiveFlaw::saturating_output, NaiveFlaw::multiplies_masked};
+    NaiveFlaw::saturating_output, NaiveFlaw::multiplies_masked, NaiveFlaw::alternate_tiles_skip_rescale,
+    NaiveFlaw::shipped_tiles_skip_rescale};
 const char* naive_flaw_name(NaiveFlaw flaw);  // "mask-off-by-one", ...
 // The flawed baseline named "naive-flawed:<flaw name>" (as case files of its failures name it);
 // nullptr for any other name.

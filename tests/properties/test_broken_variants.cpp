@@ -15,6 +15,7 @@ namespace {
 struct Expectation {
   NaiveFlaw flaw;
   const char* property;
+  const char* why_contains = "";  // the part of the property expected to catch it
 };
 
 const Expectation kExpectations[] = {
@@ -36,6 +37,10 @@ const Expectation kExpectations[] = {
     Expectation{NaiveFlaw::multiplies_masked, "memory"},
     // The agreement check run with a flawed baseline in FA1's place.
     Expectation{NaiveFlaw::missing_rescale, "fa1-matches-fa2"},
+    // Both halves of tile independence: the alternate's own verdict, and the shipped shapes'
+    // results against the alternate's within 2x the bound.
+    Expectation{NaiveFlaw::alternate_tiles_skip_rescale, "tile-independence", "naive-flawed:missing-rescale: "},
+    Expectation{NaiveFlaw::shipped_tiles_skip_rescale, "tile-independence", "and alternate tiles"},
 };
 
 void PrintTo(const Expectation& e, std::ostream* os) { *os << naive_flaw_name(e.flaw) << " caught by " << e.property; }
@@ -51,6 +56,7 @@ TEST_P(BrokenVariants, AreCaught) {
   const PropertyRun run =
       run_property(*property, *broken, std::string("broken/") + naive_flaw_name(e.flaw) + "/" + e.property, 200);
   EXPECT_FALSE(run.passed) << e.property << " did not catch " << broken->name() << " in " << run.cases << " cases";
+  EXPECT_NE(run.why.find(e.why_contains), std::string::npos) << run.why;
   ASSERT_TRUE(run.counterexample.has_value());
   // The saved case file names the property and reproduces the failure.
   const CaseFile saved = read_case_file(run.case_file);
