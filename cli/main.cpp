@@ -14,6 +14,8 @@
 
 #include <filesystem>
 
+#include "cli/args.h"
+#include "cli/fuzz_command.h"
 #include "harness/case_file.h"
 #include "harness/check.h"
 #include "proofs/proof.h"
@@ -24,9 +26,12 @@
 namespace flashproof {
 namespace {
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using cli::Arg;
+using cli::Args;
+using cli::parse_count;
+using cli::parse_float;
+using cli::parse_number;
+using cli::UsageError;
 
 constexpr const char* kUsage =
     "usage: flashproof list\n"
@@ -36,60 +41,11 @@ constexpr const char* kUsage =
     "                        [--backward] [--json] [--reference fast|mpfr|cpp_bin_float]\n"
     "                        [--precision BITS] [--sample N] [--threads N] [--save-case FILE]\n"
     "       flashproof replay FILE [--json] [--threads N]\n"
-    "       flashproof prove [NAME...] [--list] [--smt2 DIR] [--timeout SECONDS] [--verbose]\n";
-
-template <class T>
-T parse_number(std::string_view opt, std::string_view text) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size())
-    throw UsageError(std::string(opt) + " expects a number, got '" + std::string(text) + "'");
-  return value;
-}
-
-float parse_float(std::string_view opt, std::string_view text) {
-  const std::string s(text);
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !std::isfinite(v) || std::fabs(v) > 3.4028234663852886e38)
-    throw UsageError(std::string(opt) + " expects a finite fp32 number, got '" + s + "'");
-  return static_cast<float>(v);
-}
-
-std::int64_t parse_count(std::string_view opt, std::string_view text) {
-  const auto v = parse_number<std::int64_t>(opt, text);
-  if (v < 1) throw UsageError(std::string(opt) + " must be >= 1, got " + std::string(text));
-  return v;
-}
-
-// Splits "--opt=value" and "--opt value"; flags take no value.
-struct Args {
-  std::vector<std::string_view> items;
-  std::size_t pos = 0;
-  bool done() const { return pos >= items.size(); }
-};
-
-// One command-line item: an option (with its value when given as --opt=value) or a positional.
-struct Arg {
-  Args& a;
-  std::string_view name, value;
-  bool has_value = false;
-  explicit Arg(Args& args) : a(args), name(args.items[args.pos++]) {
-    if (const auto eq = name.find('='); name.starts_with("--") && eq != std::string_view::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-  }
-  void flag() const {
-    if (has_value) throw UsageError(std::string(name) + " takes no value");
-  }
-  std::string_view next() {
-    if (has_value) return value;
-    if (a.done()) throw UsageError(std::string(name) + " needs a value");
-    return a.items[a.pos++];
-  }
-};
+    "       flashproof prove [NAME...] [--list] [--smt2 DIR] [--timeout SECONDS] [--verbose]\n"
+    "       flashproof fuzz [--impl all|I[,I...]] [--dtype D[,D...]] (--cases N | --minutes M) --seed S\n"
+    "                       [--shard i/n] [--shard-count n] [--backward yes|no|both] [--max-seqlen L]\n"
+    "                       [--max-work W] [--jobs J] [--case-timeout SECONDS] [--no-shrink] --out DIR\n"
+    "       flashproof report DIR... --out DIR\n";
 
 // The record as a table or JSON; exit status 1 for a failed check, 0 for pass or out-of-domain.
 int report(const CheckRecord& r, bool json) {
@@ -329,7 +285,7 @@ int run_prove_command(Args a) {
 }
 
 int main_impl(int argc, char** argv) {
-  if (argc < 2) throw UsageError("missing command (list, check, prove, replay)");
+  if (argc < 2) throw UsageError("missing command (list, check, prove, replay, fuzz, report)");
   const std::string_view cmd = argv[1];
   Args rest;
   for (int i = 2; i < argc; ++i) rest.items.emplace_back(argv[i]);
@@ -344,10 +300,10 @@ int main_impl(int argc, char** argv) {
   if (cmd == "check") return run_check_command(rest);
   if (cmd == "prove") return run_prove_command(rest);
   if (cmd == "replay") return run_replay_command(rest);
-  for (const char* later : {"fuzz", "report"})
-    if (cmd == later)
-      throw UsageError("'" + std::string(cmd) + "' is not available in this version yet");
-  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove, replay)");
+  if (cmd == "fuzz") return cli::run_fuzz_command(rest);
+  if (cmd == "report")
+    throw UsageError("'report' is not available in this version yet");
+  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove, replay, fuzz, report)");
 }
 
 }  // namespace
@@ -356,7 +312,7 @@ int main_impl(int argc, char** argv) {
 int main(int argc, char** argv) {
   try {
     return flashproof::main_impl(argc, argv);
-  } catch (const flashproof::UsageError& e) {
+  } catch (const flashproof::cli::UsageError& e) {
     std::cerr << "flashproof: " << e.what() << "\n";
   } catch (const std::invalid_argument& e) {
     std::cerr << "flashproof: " << e.what() << "\n";

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <csignal>
 #include <filesystem>
+#include <fstream>
 #include <vector>
 #include <string>
 #include <utility>
@@ -87,6 +89,17 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
       {"replay --threads 0 x.json", "--threads must be >= 1"},
       {"replay /nonexistent/case.json", "case file /nonexistent/case.json: does not exist"},
       {"replay /proc", "case file /proc: is a directory"},
+      {"fuzz --seed 1 --cases 3", "fuzz needs --out DIR"},
+      {"fuzz --out /tmp/x --cases 3", "fuzz needs --seed S"},
+      {"fuzz --seed 1 --out /tmp/fp_x", "give the campaign's size: --cases N or --minutes M"},
+      {"fuzz --seed 1 --cases 3 --minutes 1 --out /tmp/fp_x", "give --cases or --minutes, not both"},
+      {"fuzz --seed 1 --cases 3 --shard 3/3 --out /tmp/fp_x", "shard index 3 is not below the count 3"},
+      {"fuzz --seed 1 --cases 3 --shard 2 --out /tmp/fp_x", "--shard expects i/n"},
+      {"fuzz --seed 1 --cases 3 --impl fa9 --out /tmp/fp_x", "unknown implementation 'fa9'"},
+      {"fuzz --seed 1 --cases 3 --dtype fp8 --out /tmp/fp_x", "--dtype: unknown dtype 'fp8'"},
+      {"fuzz --seed 1 --cases 3 --backward maybe --out /tmp/fp_x", "--backward expects yes, no or both"},
+      {"fuzz --seed 1 --cases 3 --frobnicate --out /tmp/fp_x", "unknown option '--frobnicate' for fuzz"},
+      {"fuzz --seed 1 --cases 3 --out /proc/fp_campaign", "cannot create the campaign directory /proc/fp_campaign"},
       {"frobnicate", "unknown command 'frobnicate'"},
       {"", "missing command"},
   };
@@ -242,6 +255,61 @@ TEST(Cli, ReplayOfABadFileIsAOneLineErrorWithStatus2) {
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
   std::remove(file.c_str());
+}
+
+// A campaign killed with SIGKILL mid-run and started again with the same command ends with exactly
+// the records of an uninterrupted run: none lost, none twice.
+std::vector<std::string> campaign_lines(const std::filesystem::path& dir) {
+  std::vector<std::string> keys;
+  std::ifstream in(dir / "cases.jsonl");
+  for (std::string line; std::getline(in, line);) {
+    // index, case seed and verdict: the record without its timings
+    const auto field = [&](const std::string& key) {
+      const std::size_t at = line.find("\"" + key + "\": ");
+      return at == std::string::npos ? std::string() : line.substr(at, line.find_first_of(",}", at) - at);
+    };
+    keys.push_back(field("index") + " " + field("seed") + " " + field("status"));
+  }
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+TEST(Cli, FuzzKilledAndResumedLosesNoCase) {
+  namespace fs = std::filesystem;
+  const fs::path killed = fs::path(testing::TempDir()) / ("fp_killed_" + std::to_string(getpid()));
+  const fs::path whole = fs::path(testing::TempDir()) / ("fp_whole_" + std::to_string(getpid()));
+  fs::remove_all(killed);
+  fs::remove_all(whole);
+  const std::string args = "fuzz --impl naive --seed 9 --cases 80 --max-seqlen 64 --max-work 100000 --out ";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string out = killed.string();
+    execl(FLASHPROOF_BIN, FLASHPROOF_BIN, "fuzz", "--impl", "naive", "--seed", "9", "--cases", "80", "--max-seqlen",
+          "64", "--max-work", "100000", "--out", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Kill it once some records are in, mid-campaign.
+  for (int waited = 0; waited < 3000; ++waited) {
+    if (campaign_lines(killed).size() >= 10) break;
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the campaign finished before it could be killed";
+  const std::size_t before = campaign_lines(killed).size();
+  EXPECT_GE(before, 10u);
+  EXPECT_LT(before, 80u);
+  const Result resumed = run(args + killed.string());
+  EXPECT_NE(resumed.status, 2) << resumed.err;  // 1 when a case failed (docs/fuzz.md, Findings)
+  EXPECT_NE(resumed.out.find("from earlier runs"), std::string::npos);
+  const Result uninterrupted = run(args + whole.string());
+  EXPECT_EQ(uninterrupted.status, resumed.status) << uninterrupted.err;
+  const std::vector<std::string> a = campaign_lines(killed), b = campaign_lines(whole);
+  EXPECT_EQ(a.size(), 80u);
+  EXPECT_EQ(a, b);
+  fs::remove_all(killed);
+  fs::remove_all(whole);
 }
 
 }  // namespace

@@ -1,0 +1,147 @@
+// Campaign throughput (issue 8): a fixed campaign's cases checked the way `flashproof fuzz` checks
+// them, with the time split into the implementation, the certified reference, the rigorous bounds
+// and the rest (inputs, the naive baseline's run for the regression rule, error metrics, the
+// record), against plain double-precision attention (bench/plain_double_attention.h) on the same
+// inputs, all single-threaded and measured side by side in one run. Then the same campaign through
+// the real runner (a forked child per case, fsync'ed log) for cases per minute.
+//
+//   bench_campaign [--cases N] [--seed S] [--impl NAME] [--max-seqlen L] [--max-work W] [--json FILE]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <unistd.h>
+#include <sstream>
+#include <string>
+
+#include "bench/plain_double_attention.h"
+#include "fuzz/campaign.h"
+#include "kernels/registry.h"
+
+using namespace flashproof;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << "bench_campaign: " << why << "\n";
+  std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  fuzz::CampaignSpec spec;
+  spec.impls = {"naive"};
+  spec.generator.seed = 1;
+  spec.generator.max_seqlen = 256;
+  spec.generator.max_work = std::int64_t{1} << 20;
+  std::uint64_t cases = 200;
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage(a + " needs a value");
+    const std::string v = argv[++i];
+    char* end = nullptr;
+    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+    const bool number = !v.empty() && *end == '\0';
+    if (a == "--cases" && number && n > 0) cases = n;
+    else if (a == "--seed" && number) spec.generator.seed = n;
+    else if (a == "--impl") spec.impls = {v};
+    else if (a == "--max-seqlen" && number && n > 0) spec.generator.max_seqlen = static_cast<std::int64_t>(n);
+    else if (a == "--max-work" && number && n > 0) spec.generator.max_work = static_cast<std::int64_t>(n);
+    else if (a == "--json") json = v;
+    else usage("bad option or value: " + a + " " + v);
+  }
+  const std::string impl = spec.impls.front();
+  if (find_implementation(impl) == nullptr) usage("unknown implementation " + impl);
+
+  // In-process, single-threaded: what each part of a check costs.
+  CheckOptions options;
+  options.reference.threads = 1;
+  double t_impl = 0, t_reference = 0, t_bounds = 0, t_total = 0, t_plain = 0;
+  std::uint64_t checked = 0, skipped = 0;
+  struct KindTime {
+    int cases = 0;
+    double reference = 0, plain = 0;
+    std::int64_t fallback_rows = 0;
+  };
+  std::map<std::string, KindTime> by_kind;
+  for (std::uint64_t i = 0; i < cases; ++i) {
+    const Case c = fuzz::campaign_case(spec, i, impl);
+    const std::string kind = fuzz::generate_case(spec.generator, i).kind;
+    if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) {
+      ++skipped;
+      continue;
+    }
+    auto t0 = Clock::now();
+    const CheckRecord r = run_check(c, options);
+    t_total += since(t0);
+    t_impl += r.seconds_impl;
+    t_reference += r.seconds_reference;
+    t_bounds += r.seconds_bounds;
+    const Inputs in = generate_inputs(c.problem, c.dist, c.seed);
+    t0 = Clock::now();
+    volatile double sink = bench::plain_forward(c.problem, in.q, in.k, in.v).o.size();
+    if (c.backward) sink = sink + static_cast<double>(bench::plain_backward(c.problem, in.q, in.k, in.v, in.dout).dq.size());
+    const double plain = since(t0);
+    t_plain += plain;
+    KindTime& k = by_kind[kind];
+    ++k.cases;
+    k.reference += r.seconds_reference;
+    k.plain += plain;
+    k.fallback_rows += r.reference_stats.fallback_rows;
+    ++checked;
+  }
+  const double other = t_total - t_impl - t_reference - t_bounds;
+  const double harness = t_reference + t_bounds + other;
+
+  // The real runner: a child process per case, the durable log, progress off.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("bench_campaign_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  spec.cases = cases;
+  spec.out = dir.string();
+  spec.shrink = false;
+  std::ostringstream quiet;
+  auto t0 = Clock::now();
+  const fuzz::CampaignResult run = fuzz::run_campaign(spec, quiet, false);
+  const double t_campaign = since(t0);
+  std::filesystem::remove_all(dir);
+
+  std::printf("campaign: impl %s, seed %llu, %llu cases (%llu checked, %llu unsupported), max_seqlen %lld, max_work %lld\n",
+              impl.c_str(), static_cast<unsigned long long>(spec.generator.seed), static_cast<unsigned long long>(cases),
+              static_cast<unsigned long long>(checked), static_cast<unsigned long long>(skipped),
+              static_cast<long long>(spec.generator.max_seqlen), static_cast<long long>(spec.generator.max_work));
+  std::printf("in-process, one thread:\n");
+  std::printf("  %-38s %9.3f s\n", "implementation under test", t_impl);
+  std::printf("  %-38s %9.3f s\n", "certified reference", t_reference);
+  std::printf("  %-38s %9.3f s\n", "rigorous bounds", t_bounds);
+  std::printf("  %-38s %9.3f s\n", "other (inputs, baseline, metrics)", other);
+  std::printf("  %-38s %9.3f s\n", "plain double attention, same cases", t_plain);
+  std::printf("  (reference + bounds + other) / plain  %9.2f x   (target <= 3)\n", harness / t_plain);
+  std::printf("  reference / plain                     %9.2f x\n", t_reference / t_plain);
+  std::printf("by kind:  %-18s %6s %12s %12s %10s %14s\n", "kind", "cases", "reference s", "plain s", "ref/plain",
+              "MPFR rows");
+  for (const auto& [kind, k] : by_kind)
+    std::printf("          %-18s %6d %12.3f %12.3f %10.1f %14lld\n", kind.c_str(), k.cases, k.reference, k.plain,
+                k.reference / k.plain, static_cast<long long>(k.fallback_rows));
+  std::printf("campaign runner (fork per case, fsync per record): %llu records in %.2f s = %.0f cases/min\n",
+              static_cast<unsigned long long>(run.run), t_campaign, 60.0 * static_cast<double>(run.run) / t_campaign);
+  if (!json.empty()) {
+    std::ofstream out(json);
+    out << "{\"impl\": \"" << impl << "\", \"seed\": " << spec.generator.seed << ", \"cases\": " << cases
+        << ", \"checked\": " << checked << ", \"max_seqlen\": " << spec.generator.max_seqlen
+        << ", \"max_work\": " << spec.generator.max_work << ", \"seconds\": {\"impl\": " << t_impl
+        << ", \"reference\": " << t_reference << ", \"bounds\": " << t_bounds << ", \"other\": " << other
+        << ", \"plain_double\": " << t_plain << ", \"campaign_runner\": " << t_campaign
+        << "}, \"harness_over_plain\": " << harness / t_plain << ", \"campaign_cases_per_minute\": "
+        << 60.0 * static_cast<double>(run.run) / t_campaign << "}\n";
+  }
+  return 0;
+}

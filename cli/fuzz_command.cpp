@@ -1,0 +1,106 @@
+#include "cli/fuzz_command.h"
+
+#include <unistd.h>
+
+#include <iostream>
+#include <optional>
+
+#include "fuzz/campaign.h"
+#include "kernels/registry.h"
+
+namespace flashproof::cli {
+namespace {
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string_view item = text.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_fuzz_command(Args a) {
+  fuzz::CampaignSpec spec;
+  std::optional<fuzz::Shard> shard;
+  std::optional<std::uint64_t> shard_count;
+  bool seed_given = false;
+  while (!a.done()) {
+    Arg item(a);
+    const std::string_view arg = item.name;
+    if (arg == "--impl") {
+      const std::string_view v = item.next();
+      spec.impls.clear();
+      if (v == "all") {
+        for (AttentionImpl* impl : implementations()) spec.impls.push_back(impl->name());
+      } else {
+        spec.impls = split_list(v);
+      }
+    } else if (arg == "--dtype") {
+      spec.generator.dtypes.clear();
+      for (const std::string& name : split_list(item.next())) {
+        const std::optional<DType> t = parse_dtype(name);
+        if (!t) throw UsageError("--dtype: unknown dtype '" + name + "' (fp16, bf16, fp32)");
+        spec.generator.dtypes.push_back(*t);
+      }
+    } else if (arg == "--cases") {
+      spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next()));
+    } else if (arg == "--minutes") {
+      const std::string_view v = item.next();
+      const double m = parse_float(arg, v);
+      if (!(m > 0)) throw UsageError("--minutes must be positive, got " + std::string(v));
+      spec.minutes = m;
+    } else if (arg == "--seed") {
+      spec.generator.seed = parse_number<std::uint64_t>(arg, item.next());
+      seed_given = true;
+    } else if (arg == "--shard") {
+      shard = fuzz::parse_shard(item.next());
+    } else if (arg == "--shard-count") {
+      shard_count = static_cast<std::uint64_t>(parse_count(arg, item.next()));
+    } else if (arg == "--backward") {
+      const std::string_view v = item.next();
+      if (v == "yes") spec.generator.direction = fuzz::GeneratorSettings::Direction::backward;
+      else if (v == "no") spec.generator.direction = fuzz::GeneratorSettings::Direction::forward;
+      else if (v == "both") spec.generator.direction = fuzz::GeneratorSettings::Direction::both;
+      else throw UsageError("--backward expects yes, no or both, got '" + std::string(v) + "'");
+    } else if (arg == "--max-seqlen") {
+      spec.generator.max_seqlen = parse_count(arg, item.next());
+    } else if (arg == "--max-work") {
+      spec.generator.max_work = parse_count(arg, item.next());
+    } else if (arg == "--jobs") {
+      spec.jobs = static_cast<int>(parse_count(arg, item.next()));
+    } else if (arg == "--case-timeout") {
+      spec.case_timeout = parse_count(arg, item.next());
+    } else if (arg == "--no-shrink") {
+      item.flag();
+      spec.shrink = false;
+    } else if (arg == "--out") {
+      spec.out = std::string(item.next());
+    } else {
+      throw UsageError("unknown option '" + std::string(arg) + "' for fuzz");
+    }
+  }
+  if (spec.out.empty()) throw UsageError("fuzz needs --out DIR (the campaign directory)");
+  if (!seed_given) throw UsageError("fuzz needs --seed S (the campaign is a function of it)");
+  if (spec.impls.empty())
+    for (AttentionImpl* impl : implementations()) spec.impls.push_back(impl->name());
+  if (shard && shard_count && shard->count != *shard_count)
+    throw UsageError("--shard " + shard->text() + " and --shard-count " + std::to_string(*shard_count) + " disagree");
+  spec.shard = shard ? *shard : fuzz::shard_from_environment(shard_count).value_or(fuzz::Shard{});
+  const fuzz::CampaignResult r = fuzz::run_campaign(spec, std::cerr, ::isatty(STDERR_FILENO) != 0);
+  std::cout << "fuzz: shard " << spec.shard.text() << ": " << r.run << " records this run, " << r.resumed
+            << " from earlier runs; over all: " << r.pass << " pass, " << r.fail << " fail, " << r.out_of_domain
+            << " out-of-domain, " << r.crash << " crash\n";
+  for (const std::string& f : r.failure_files) std::cout << "fuzz: failure saved: flashproof replay " << f << "\n";
+  std::cout << "fuzz: results in " << spec.out << "/cases.jsonl; report: flashproof report " << spec.out << " --out "
+            << spec.out << "/report\n";
+  return r.fail + r.crash > 0 ? 1 : 0;
+}
+
+}  // namespace flashproof::cli

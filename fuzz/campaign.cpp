@@ -1,0 +1,295 @@
+#include "fuzz/campaign.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/json.h"
+#include "fuzz/case_runner.h"
+#include "fuzz/child_process.h"
+#include "fuzz/progress.h"
+#include "fuzz/results_log.h"
+#include "fuzz/shrink.h"
+#include "harness/case_file.h"
+#include "kernels/registry.h"
+
+#ifndef FLASHPROOF_SOURCE_DIR
+#define FLASHPROOF_SOURCE_DIR "."
+#endif
+
+namespace flashproof::fuzz {
+namespace fs = std::filesystem;
+namespace {
+
+const char* direction_name(GeneratorSettings::Direction d) {
+  return d == GeneratorSettings::Direction::forward ? "forward" : d == GeneratorSettings::Direction::backward ? "backward" : "both";
+}
+
+std::string number(double x) {
+  if (std::isnan(x)) return "\"nan\"";
+  if (std::isinf(x)) return x > 0 ? "\"inf\"" : "\"-inf\"";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+// What identifies the campaign: a resumed run must match it exactly.
+std::string parameters_json(const CampaignSpec& s) {
+  std::ostringstream o;
+  o << "{\"seed\": \"" << s.generator.seed << "\", \"impls\": [";
+  for (std::size_t i = 0; i < s.impls.size(); ++i) o << (i ? ", " : "") << json_quote(s.impls[i]);
+  o << "], \"dtypes\": [";
+  for (std::size_t i = 0; i < s.generator.dtypes.size(); ++i) o << (i ? ", " : "") << json_quote(dtype_name(s.generator.dtypes[i]));
+  o << "], \"cases\": " << (s.cases ? std::to_string(*s.cases) : "null")
+    << ", \"minutes\": " << (s.minutes ? number(*s.minutes) : "null")
+    << ", \"backward\": " << json_quote(direction_name(s.generator.direction))
+    << ", \"max_seqlen\": " << s.generator.max_seqlen << ", \"max_work\": " << s.generator.max_work
+    << ", \"shard\": {\"index\": " << s.shard.index << ", \"count\": " << s.shard.count << "}}";
+  return o.str();
+}
+
+bool same(const Json& a, const Json& b) {
+  if (a.type != b.type || a.boolean != b.boolean || a.text != b.text || a.items.size() != b.items.size() ||
+      a.members.size() != b.members.size())
+    return false;
+  for (std::size_t i = 0; i < a.items.size(); ++i)
+    if (!same(a.items[i], b.items[i])) return false;
+  for (std::size_t i = 0; i < a.members.size(); ++i)
+    if (a.members[i].first != b.members[i].first || !same(a.members[i].second, b.members[i].second)) return false;
+  return true;
+}
+
+std::string command_output(const std::string& command) {
+  std::string out;
+  if (std::FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  return out;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// Writes campaign.json, or checks that the one there describes this campaign.
+void claim_directory(const CampaignSpec& s) {
+  const fs::path file = fs::path(s.out) / "campaign.json";
+  const std::string params = parameters_json(s);
+  if (fs::exists(file)) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    Json existing;
+    try {
+      existing = parse_json(text.str());
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(file.string() + ": " + e.what());
+    }
+    const Json* theirs = existing.find("parameters");
+    if (theirs == nullptr || !same(*theirs, parse_json(params)))
+      throw std::invalid_argument(s.out + " holds another campaign's results (its campaign.json differs in seed, "
+                                  "implementations, dtypes, budget, limits or shard); use another --out");
+    return;
+  }
+  std::string commit = command_output("git -C '" FLASHPROOF_SOURCE_DIR "' rev-parse --short HEAD 2>/dev/null");
+  if (commit.empty()) commit = "unknown";
+  char host[256] = "unknown";
+  ::gethostname(host, sizeof host - 1);
+  std::ofstream out(file);
+  out << "{\n  \"format\": \"flashproof-campaign\",\n  \"version\": 1,\n  \"parameters\": " << params
+      << ",\n  \"commit\": " << json_quote(commit) << ",\n  \"machine\": " << json_quote(std::string(host) + ", " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads")
+      << ",\n  \"started\": " << json_quote(utc_now()) << "\n}\n";
+  if (!out) throw std::invalid_argument("cannot write " + file.string());
+}
+
+// The record's "where" (the check names it: host, gpu, emulated); empty for a crash.
+std::string where_of(const std::string& record_json) {
+  try {
+    const Json r = parse_json(record_json);
+    if (const Json* c = r.find("case"))
+      if (const Json* w = c->find("where")) return w->text;
+  } catch (const std::invalid_argument&) {
+  }
+  return {};
+}
+
+struct Task {
+  std::uint64_t index;
+  std::string impl;
+  Case c;
+  std::string kind;
+};
+
+struct Running {
+  Task task;
+  std::unique_ptr<ChildProcess> child;
+};
+
+}  // namespace
+
+Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl) {
+  Case c = generate_case(spec.generator, index).c;
+  c.impl = impl;
+  return c;
+}
+
+CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out, bool terminal) {
+  if (!spec.cases && !spec.minutes) throw std::invalid_argument("give the campaign's size: --cases N or --minutes M");
+  if (spec.cases && spec.minutes) throw std::invalid_argument("give --cases or --minutes, not both");
+  if (spec.minutes && !(*spec.minutes > 0)) throw std::invalid_argument("--minutes must be positive");
+  if (spec.impls.empty()) throw std::invalid_argument("no implementation to fuzz");
+  if (spec.generator.dtypes.empty()) throw std::invalid_argument("no dtype to fuzz");
+  if (spec.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
+  if (spec.generator.max_seqlen < 1 || spec.generator.max_work < 1)
+    throw std::invalid_argument("--max-seqlen and --max-work must be at least 1");
+  for (const std::string& name : spec.impls) {
+    const AttentionImpl* impl = find_implementation(name);
+    if (impl == nullptr) throw std::invalid_argument("unknown implementation '" + name + "' (flashproof list)");
+    bool runs_one = false;
+    for (DType t : spec.generator.dtypes) {
+      Problem p;
+      p.dtype = t;
+      runs_one = runs_one || impl->unsupported_reason(p, false).empty();
+    }
+    if (!runs_one) throw std::invalid_argument(name + " runs none of the dtypes asked");
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path(spec.out) / "failures", ec);
+  fs::create_directories(fs::path(spec.out) / ".work", ec);
+  if (ec || !fs::is_directory(spec.out)) throw std::invalid_argument("cannot create the campaign directory " + spec.out);
+  claim_directory(spec);
+
+  ResultsLog log((fs::path(spec.out) / "cases.jsonl").string());
+  std::ofstream seeds(fs::path(spec.out) / "progress.log", std::ios::app);
+  const CheckOptions options;
+  CampaignResult result;
+  result.resumed = log.records();
+
+  // The records this run still has to produce, when the budget is a case count.
+  std::optional<std::uint64_t> total;
+  if (spec.cases) {
+    std::uint64_t n = 0;
+    for (std::uint64_t i = spec.shard.index; i < *spec.cases; i += spec.shard.count)
+      for (const std::string& impl : spec.impls) {
+        const Case c = campaign_case(spec, i, impl);
+        if (!log.done(i, impl) && find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) ++n;
+      }
+    total = n;
+  }
+  Progress progress(progress_out, terminal, total, spec.minutes);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(spec.minutes.value_or(0) * 60));
+  const auto time_left = [&] { return !spec.minutes || std::chrono::steady_clock::now() < deadline; };
+
+  std::uint64_t next_index = spec.shard.index;
+  std::size_t next_impl = 0;
+  // The next (case, implementation) to run, skipping finished and unsupported ones.
+  const auto next_task = [&]() -> std::optional<Task> {
+    while (time_left() && (!spec.cases || next_index < *spec.cases)) {
+      const std::uint64_t index = next_index;
+      const std::string impl = spec.impls[next_impl];
+      if (++next_impl == spec.impls.size()) next_impl = 0, next_index += spec.shard.count;
+      if (log.done(index, impl)) continue;
+      const FuzzCase f = generate_case(spec.generator, index);
+      Case c = f.c;
+      c.impl = impl;
+      if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) continue;
+      return Task{index, impl, c, f.kind};
+    }
+    return std::nullopt;
+  };
+
+  const auto record = [&](const Task& t, CaseOutcome o) {
+    std::string failure_file, replay;
+    Case saved = t.c;
+    if ((o.status == "fail" || o.status == "crash")) {
+      std::string note = "fuzz campaign seed " + std::to_string(spec.generator.seed) + ", case " +
+                         std::to_string(t.index) + " (" + t.kind + ", " + t.c.problem.describe() + "): " + o.status +
+                         (o.why.empty() ? "" : ": " + o.why);
+      if (spec.shrink) {
+        const ShrinkResult s = shrink_case(t.c, o, options, (fs::path(spec.out) / ".work" / "shrink").string(),
+                                           spec.case_timeout);
+        saved = s.c;
+        note += "; shrunk in " + std::to_string(s.attempts) + " attempts to " + s.c.problem.describe() +
+                (s.outcome.why.empty() ? "" : ": " + s.outcome.why);
+      }
+      failure_file = "failures/" + t.impl + "-" + std::to_string(t.index) + ".json";
+      for (char& ch : failure_file)
+        if (ch == ':') ch = '_';
+      write_case_file((fs::path(spec.out) / failure_file).string(), saved, options, note);
+      replay = "flashproof replay " + (fs::path(spec.out) / failure_file).string();
+      result.failure_files.push_back((fs::path(spec.out) / failure_file).string());
+    }
+    if (o.status == "crash")  // the child died before measuring it
+      o.logit_scale = max_scaled_logit(t.c.problem, generate_inputs(t.c.problem, t.c.dist, t.c.seed));
+    std::ostringstream line;
+    line << "{\"format\": \"flashproof-fuzz-record\", \"version\": 1, \"campaign_seed\": \"" << spec.generator.seed
+         << "\", \"index\": " << t.index << ", \"impl\": " << json_quote(t.impl)
+         << ", \"where\": " << json_quote(where_of(o.record_json)) << ", \"status\": " << json_quote(o.status)
+         << ", \"kind\": " << json_quote(t.kind) << ", \"logit_scale\": " << number(o.logit_scale)
+         << ", \"case\": " << one_line(case_to_json(t.c, options))
+         << ", \"record\": " << (o.record_json.empty() ? "null" : o.record_json)
+         << ", \"error\": " << json_quote(o.why) << ", \"failure_file\": " << json_quote(failure_file)
+         << ", \"replay\": " << json_quote(replay) << ", \"seconds\": {\"total\": " << number(o.seconds_total)
+         << ", \"impl\": " << number(o.seconds_impl) << ", \"reference\": " << number(o.seconds_reference)
+         << ", \"bounds\": " << number(o.seconds_bounds) << "}}";
+    log.append(line.str());
+    ++result.run;
+    progress.update(result.run, log.count("fail"), log.count("crash"));
+  };
+
+  std::vector<Running> running;
+  int slot = 0;
+  for (;;) {
+    while (static_cast<int>(running.size()) < spec.jobs) {
+      std::optional<Task> t = next_task();
+      if (!t) break;
+      seeds << "case " << t->index << " impl " << t->impl << " seed " << t->c.seed << " "
+            << distribution_name(t->c.dist) << " " << t->c.problem.describe() << (t->c.backward ? " backward" : "")
+            << "\n" << std::flush;
+      const Case c = t->c;
+      const std::string scratch = (fs::path(spec.out) / ".work" / ("job" + std::to_string(slot++ % 1024))).string();
+      auto child = std::make_unique<ChildProcess>([c, options] { return check_in_child(c, options); }, scratch,
+                                                  spec.case_timeout);
+      running.push_back(Running{std::move(*t), std::move(child)});
+    }
+    if (running.empty()) break;
+    bool finished = false;
+    for (std::size_t k = 0; k < running.size(); ++k) {
+      if (std::optional<ChildEnd> end = running[k].child->poll()) {
+        const Task task = std::move(running[k].task);
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+        record(task, outcome_of(*end));
+        finished = true;
+        break;
+      }
+    }
+    if (!finished) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    progress.update(result.run, log.count("fail"), log.count("crash"));
+  }
+  progress.finish(result.run, log.count("fail"), log.count("crash"));
+  fs::remove_all(fs::path(spec.out) / ".work", ec);
+  result.pass = log.count("pass");
+  result.fail = log.count("fail");
+  result.out_of_domain = log.count("out-of-domain");
+  result.crash = log.count("crash");
+  return result;
+}
+
+}  // namespace flashproof::fuzz

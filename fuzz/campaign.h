@@ -1,0 +1,45 @@
+// A fuzz campaign (docs/fuzz.md): the cases of a seed, in this shard, over implementations,
+// each checked in an isolated child process; failures shrunk and saved as case files; every
+// finished record appended durably to DIR/cases.jsonl, so that running the same command again
+// resumes where a killed campaign stopped.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "fuzz/case_generator.h"
+#include "fuzz/shard.h"
+
+namespace flashproof::fuzz {
+
+struct CampaignSpec {
+  GeneratorSettings generator;
+  std::vector<std::string> impls;      // registered names
+  std::optional<std::uint64_t> cases;  // case indices 0 .. cases-1 (those of this shard) ...
+  std::optional<double> minutes;       // ... or as many as fit in this time
+  Shard shard;
+  std::string out;                     // the campaign directory
+  int jobs = 1;                        // children at once
+  double case_timeout = 600;           // seconds before a child counts as hung
+  bool shrink = true;
+};
+
+struct CampaignResult {
+  std::uint64_t run = 0;       // records produced by this run
+  std::uint64_t resumed = 0;   // records found from earlier runs
+  std::uint64_t pass = 0, fail = 0, out_of_domain = 0, crash = 0;  // over all records
+  std::vector<std::string> failure_files;                          // saved by this run
+};
+
+// Throws std::invalid_argument (one line) for a spec that cannot run: no case budget, unknown
+// implementation, an implementation that runs none of the dtypes, a directory holding another
+// campaign's results, an unwritable directory.
+CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress, bool terminal);
+
+// Case index -> the case, as the campaign runs it for `impl` (for tests and the benchmark).
+Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl);
+
+}  // namespace flashproof::fuzz

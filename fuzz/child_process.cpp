@@ -1,0 +1,135 @@
+#include "fuzz/child_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace flashproof::fuzz {
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The last non-empty line of the child's log (an error message printed before dying).
+std::string log_tail(const std::string& path) {
+  const std::string log = read_file(path);
+  std::size_t end = log.find_last_not_of("\n\r ");
+  if (end == std::string::npos) return {};
+  const std::size_t begin = log.rfind('\n', end);
+  std::string line = log.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+  if (line.size() > 300) line = line.substr(0, 300) + "...";
+  return line;
+}
+
+[[noreturn]] void run_child(const std::function<std::string()>& work, const std::string& scratch) {
+  const int log = ::open((scratch + ".log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (log >= 0) {
+    ::dup2(log, STDOUT_FILENO);
+    ::dup2(log, STDERR_FILENO);
+    ::close(log);
+  }
+  ::signal(SIGINT, SIG_DFL);
+  std::string result;
+  try {
+    result = work();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    std::fflush(stderr);
+    ::_exit(3);
+  } catch (...) {
+    std::fprintf(stderr, "unknown exception\n");
+    std::fflush(stderr);
+    ::_exit(3);
+  }
+  const std::string out = scratch + ".out";
+  std::FILE* f = std::fopen(out.c_str(), "wb");
+  if (f == nullptr || std::fwrite(result.data(), 1, result.size(), f) != result.size() || std::fclose(f) != 0) ::_exit(4);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  ::_exit(0);
+}
+
+}  // namespace
+
+ChildProcess::ChildProcess(const std::function<std::string()>& work, std::string scratch, double timeout_seconds)
+    : scratch_(std::move(scratch)), timeout_(timeout_seconds), start_(std::chrono::steady_clock::now()) {
+  std::remove((scratch_ + ".out").c_str());
+  std::fflush(nullptr);  // nothing buffered in the parent gets written twice
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid_ == 0) run_child(work, scratch_);
+}
+
+ChildProcess::~ChildProcess() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+ChildEnd ChildProcess::finish(int status, bool timed_out) {
+  pid_ = -1;
+  ChildEnd end;
+  end.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const std::string tail = log_tail(scratch_ + ".log");
+  const std::string said = tail.empty() ? "" : ": " + tail;
+  if (timed_out) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "exceeded the time limit of %g s (deadlock or hang), killed", timeout_);
+    end.problem = buf + said;
+  } else if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    end.problem = "killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")" + said;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+    end.problem = "threw" + said;
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    end.problem = "exited with status " + std::to_string(WEXITSTATUS(status)) + said;
+  } else {
+    end.normal = true;
+    end.result = read_file(scratch_ + ".out");
+  }
+  std::remove((scratch_ + ".out").c_str());
+  std::remove((scratch_ + ".log").c_str());
+  return end;
+}
+
+std::optional<ChildEnd> ChildProcess::poll() {
+  if (pid_ <= 0) throw std::logic_error("ChildProcess::poll after the end");
+  int status = 0;
+  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) return finish(status, false);
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (timeout_ > 0 && elapsed > timeout_) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, &status, 0);
+    return finish(status, true);
+  }
+  return std::nullopt;
+}
+
+ChildEnd ChildProcess::wait() {
+  for (;;) {
+    if (std::optional<ChildEnd> end = poll()) return *end;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+ChildEnd run_isolated(const std::function<std::string()>& work, const std::string& scratch, double timeout_seconds) {
+  ChildProcess child(work, scratch, timeout_seconds);
+  return child.wait();
+}
+
+}  // namespace flashproof::fuzz

@@ -1,0 +1,40 @@
+// The campaign's durable results: cases.jsonl, one JSON record per line, appended with one write
+// and fsync'ed as each case finishes, so a campaign killed at any moment loses no finished case.
+// Opening it again (a resumed campaign) reads the finished (index, implementation) pairs and cuts
+// off a last line that a kill left incomplete.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace flashproof::fuzz {
+
+class ResultsLog {
+ public:
+  // Creates the file when missing. Throws std::runtime_error when it cannot be read or written.
+  explicit ResultsLog(std::string path);
+  ~ResultsLog();
+  ResultsLog(const ResultsLog&) = delete;
+  ResultsLog& operator=(const ResultsLog&) = delete;
+
+  bool done(std::uint64_t index, const std::string& impl) const { return done_.count({index, impl}) > 0; }
+  std::size_t records() const { return done_.size(); }
+  std::size_t dropped_lines() const { return dropped_; }  // incomplete or unreadable lines cut off
+  // Status counts of the records read at opening and appended since.
+  std::size_t count(const std::string& status) const;
+
+  // Appends one record (a JSON object on one line with "index", "impl" and "status").
+  void append(const std::string& line);
+
+ private:
+  void remember(const std::string& line);
+  std::string path_;
+  int fd_ = -1;
+  std::set<std::pair<std::uint64_t, std::string>> done_;
+  std::multiset<std::string> statuses_;
+  std::size_t dropped_ = 0;
+};
+
+}  // namespace flashproof::fuzz

@@ -1,0 +1,65 @@
+#include "fuzz/shrink.h"
+
+#include <chrono>
+#include <vector>
+
+namespace flashproof::fuzz {
+namespace {
+
+// Smaller variants of p, most aggressive first; each is valid and strictly smaller in one respect.
+std::vector<Problem> candidates(const Problem& p) {
+  std::vector<Problem> out;
+  const auto add = [&](auto change) {
+    Problem q = p;
+    change(q);
+    if (q.validate().empty()) out.push_back(q);
+  };
+  if (p.batch > 1) add([](Problem& q) { q.batch = 1; });
+  if (p.heads_kv > 1) add([](Problem& q) { q.heads_q /= q.heads_kv, q.heads_kv = 1; });
+  if (p.heads_q > p.heads_kv) add([](Problem& q) { q.heads_q = q.heads_kv; });
+  for (std::int64_t Problem::*len : {&Problem::seqlen_q, &Problem::seqlen_k}) {
+    const std::int64_t n = p.*len;
+    if (n > 1) add([&](Problem& q) { q.*len = 1; });
+    if (n > 2) add([&](Problem& q) { q.*len = n / 2; });
+    if (n > 1) add([&](Problem& q) { q.*len = n - 1; });
+  }
+  if (p.has_mask()) add([](Problem& q) { q.window_left = q.window_right = -1; });
+  if (p.window_left > 0) add([](Problem& q) { q.window_left /= 2; });
+  if (p.window_right > 0) add([](Problem& q) { q.window_right /= 2; });
+  if (p.head_dim > 1) add([&](Problem& q) { q.head_dim = (q.head_dim + 1) / 2; });
+  if (p.head_dim > 1) add([&](Problem& q) { q.head_dim -= 1; });
+  return out;
+}
+
+}  // namespace
+
+ShrinkResult shrink_case(const Case& c, const CaseOutcome& original, const CheckOptions& options,
+                         const std::string& scratch, double timeout_seconds, int max_attempts, double max_seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto out_of_budget = [&](int attempts) {
+    return attempts >= max_attempts ||
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > max_seconds;
+  };
+  ShrinkResult r{c, original, 0, 0};
+  bool progress = true;
+  while (progress && !out_of_budget(r.attempts)) {
+    progress = false;
+    for (const Problem& smaller : candidates(r.c.problem)) {
+      if (out_of_budget(r.attempts)) break;
+      Case trial = r.c;
+      trial.problem = smaller;
+      ++r.attempts;
+      const CaseOutcome o = run_case_isolated(trial, options, scratch, timeout_seconds);
+      if (o.status == original.status) {
+        r.c = trial;
+        r.outcome = o;
+        ++r.adopted;
+        progress = true;
+        break;
+      }
+    }
+  }
+  return r;
+}
+
+}  // namespace flashproof::fuzz

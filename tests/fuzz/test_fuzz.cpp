@@ -1,0 +1,326 @@
+// The campaign engine: the case generator, shards, the durable log and resume, crash isolation,
+// shrinking and replay of saved failures, progress output.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/json.h"
+#include "fuzz/campaign.h"
+#include "fuzz/progress.h"
+#include "fuzz/results_log.h"
+#include "fuzz/shard.h"
+#include "harness/case_file.h"
+#include "kernels/naive/naive_attention.h"
+#include "kernels/registry.h"
+#include "kernels/algo/mask.h"
+
+namespace flashproof::fuzz {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(testing::TempDir()) / ("fuzz_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::vector<Json> records(const fs::path& dir) {
+  std::vector<Json> out;
+  std::ifstream in(dir / "cases.jsonl");
+  for (std::string line; std::getline(in, line);) out.push_back(parse_json(line));
+  return out;
+}
+
+std::string text_of(const Json& j, const char* key) { return j.find(key) ? j.find(key)->text : ""; }
+
+CampaignSpec small_spec(const fs::path& dir, std::vector<std::string> impls, std::uint64_t cases) {
+  CampaignSpec s;
+  s.generator.seed = 77;
+  s.generator.max_seqlen = 40;
+  s.generator.max_work = 1 << 14;
+  s.impls = std::move(impls);
+  s.cases = cases;
+  s.out = dir.string();
+  return s;
+}
+
+// ---- generator ----
+
+TEST(CaseGenerator, IsAFunctionOfSeedAndIndex) {
+  GeneratorSettings g;
+  g.seed = 3;
+  for (std::uint64_t i = 0; i < 50; ++i) {
+    const FuzzCase a = generate_case(g, i), b = generate_case(g, i);
+    EXPECT_EQ(case_to_json(a.c), case_to_json(b.c));
+    EXPECT_EQ(a.kind, b.kind);
+  }
+  GeneratorSettings other = g;
+  other.seed = 4;
+  int same = 0;
+  for (std::uint64_t i = 0; i < 50; ++i) same += case_to_json(generate_case(g, i).c) == case_to_json(generate_case(other, i).c);
+  EXPECT_EQ(same, 0);
+}
+
+TEST(CaseGenerator, CoversEveryKindShapeAndTheDomainEdge) {
+  GeneratorSettings g;
+  g.seed = 11;
+  std::map<std::string, int> kinds;
+  std::set<std::int64_t> head_dims;
+  int gqa = 0, sq_lt_sk = 0, sq_gt_sk = 0, causal = 0, local = 0, none = 0, backward = 0, beyond_domain = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    const FuzzCase f = generate_case(g, static_cast<std::uint64_t>(i));
+    const Problem& p = f.c.problem;
+    ASSERT_EQ(p.validate(), "") << i;
+    ASSERT_LE(p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim, g.max_work) << i;
+    ++kinds[f.kind];
+    head_dims.insert(p.head_dim);
+    gqa += p.heads_q > p.heads_kv;
+    sq_lt_sk += p.seqlen_q < p.seqlen_k;
+    sq_gt_sk += p.seqlen_q > p.seqlen_k;
+    causal += p.causal();
+    local += p.has_mask() && !p.causal();
+    none += !p.has_mask();
+    backward += f.c.backward;
+    beyond_domain += f.c.dist.kind == Distribution::Kind::large_logits && f.c.dist.param > 1.8e19;
+    if (f.kind == "masked-rows") {  // some row sees no key
+      const algo::WindowMask<std::int64_t> m{p.mask_offset(), p.window_left, p.window_right};
+      bool empty_row = false;
+      for (std::int64_t r = 0; r < p.seqlen_q && !empty_row; ++r) {
+        bool sees = false;
+        for (std::int64_t j = 0; j < p.seqlen_k && !sees; ++j) sees = m.visible(r, j);
+        empty_row = !sees;
+      }
+      EXPECT_TRUE(empty_row) << p.describe();
+    }
+  }
+  // Weights of case_generator.cpp: 6, 6, 2, 2, 1, 2, 2, 1 of 22; each kind within 4 sigma.
+  const std::map<std::string, double> weight = {{"normal", 6},       {"extreme-logits", 6},    {"near-dtype-max", 2},
+                                                {"dominant-key", 2}, {"equal-rows", 1},        {"max-in-last-block", 2},
+                                                {"masked-rows", 2},  {"subnormal", 1}};
+  ASSERT_EQ(kinds.size(), weight.size());
+  for (const auto& [kind, w] : weight) {
+    const double expected = n * w / 22, sigma = std::sqrt(expected * (1 - w / 22));
+    EXPECT_NEAR(kinds[kind], expected, 4 * sigma) << kind;
+  }
+  EXPECT_GT(head_dims.size(), 200u);  // nearly every head dim 1..256
+  EXPECT_TRUE(head_dims.count(1) && head_dims.count(256));
+  for (int count : {gqa, sq_lt_sk, sq_gt_sk, causal, local, none, backward, beyond_domain}) EXPECT_GT(count, n / 50);
+}
+
+// ---- shards ----
+
+TEST(Shard, ParsesAndRejects) {
+  EXPECT_EQ(parse_shard("3/16").index, 3u);
+  EXPECT_EQ(parse_shard("3/16").count, 16u);
+  for (const char* bad : {"16/16", "3", "a/4", "1/0", "-1/4", "1/4x"}) EXPECT_THROW(parse_shard(bad), std::invalid_argument) << bad;
+}
+
+TEST(Shard, FromSlurmAndKubernetes) {
+  ::unsetenv("JOB_COMPLETION_INDEX");
+  ::setenv("SLURM_ARRAY_TASK_ID", "5", 1);
+  ::setenv("SLURM_ARRAY_TASK_MIN", "1", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "8", 1);
+  std::optional<Shard> s = shard_from_environment(std::nullopt);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->text(), "4/8");
+  ::setenv("SLURM_ARRAY_TASK_ID", "9", 1);
+  EXPECT_THROW(shard_from_environment(std::nullopt), std::invalid_argument);  // 8 of 8
+  ::unsetenv("SLURM_ARRAY_TASK_ID");
+  ::unsetenv("SLURM_ARRAY_TASK_MIN");
+  ::unsetenv("SLURM_ARRAY_TASK_COUNT");
+  EXPECT_FALSE(shard_from_environment(std::nullopt));
+  ::setenv("JOB_COMPLETION_INDEX", "2", 1);
+  EXPECT_THROW(shard_from_environment(std::nullopt), std::invalid_argument);  // count needed
+  s = shard_from_environment(3);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->text(), "2/3");
+  ::unsetenv("JOB_COMPLETION_INDEX");
+}
+
+// The union of the shards' records is the unsharded campaign's, case for case.
+TEST(Campaign, ShardsTogetherRunExactlyTheUnshardedCases) {
+  const fs::path whole = fresh_dir("whole");
+  std::ostringstream quiet;
+  run_campaign(small_spec(whole, {"naive"}, 23), quiet, false);
+  std::map<std::uint64_t, std::string> expected;
+  for (const Json& r : records(whole)) expected[static_cast<std::uint64_t>(r.find("index")->integer())] = text_of(*r.find("case"), "seed") + text_of(*r.find("record"), "verdict");
+  ASSERT_EQ(expected.size(), 23u);
+  std::map<std::uint64_t, std::string> merged;
+  std::size_t total = 0;
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    const fs::path dir = fresh_dir("shard" + std::to_string(i));
+    CampaignSpec s = small_spec(dir, {"naive"}, 23);
+    s.shard = Shard{i, 3};
+    run_campaign(s, quiet, false);
+    for (const Json& r : records(dir)) {
+      ++total;
+      merged[static_cast<std::uint64_t>(r.find("index")->integer())] = text_of(*r.find("case"), "seed") + text_of(*r.find("record"), "verdict");
+    }
+  }
+  EXPECT_EQ(total, 23u);  // no case twice
+  EXPECT_EQ(merged, expected);
+}
+
+// ---- durability ----
+
+TEST(ResultsLog, DropsAnIncompleteLastLineAndResumes) {
+  const fs::path dir = fresh_dir("resume");
+  std::ostringstream quiet;
+  const CampaignSpec spec = small_spec(dir, {"naive"}, 12);
+  run_campaign(spec, quiet, false);
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(dir / "cases.jsonl");
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+  }
+  ASSERT_EQ(lines.size(), 12u);
+  {  // as if killed while writing record 8: records 0-7 whole, half of the 9th
+    std::ofstream out(dir / "cases.jsonl", std::ios::trunc);
+    for (int i = 0; i < 8; ++i) out << lines[static_cast<std::size_t>(i)] << "\n";
+    out << lines[8].substr(0, lines[8].size() / 2);
+  }
+  const CampaignResult r = run_campaign(spec, quiet, false);
+  EXPECT_EQ(r.resumed, 8u);
+  EXPECT_EQ(r.run, 4u);
+  const std::vector<Json> again = records(dir);
+  ASSERT_EQ(again.size(), 12u);
+  std::set<long long> indices;
+  for (const Json& j : again) indices.insert(j.find("index")->integer());
+  EXPECT_EQ(indices.size(), 12u);
+  const CampaignResult done = run_campaign(spec, quiet, false);  // nothing left
+  EXPECT_EQ(done.run, 0u);
+  EXPECT_EQ(records(dir).size(), 12u);
+}
+
+TEST(Campaign, RefusesADirectoryOfAnotherCampaign) {
+  const fs::path dir = fresh_dir("other");
+  std::ostringstream quiet;
+  run_campaign(small_spec(dir, {"naive"}, 2), quiet, false);
+  CampaignSpec other = small_spec(dir, {"naive"}, 2);
+  other.generator.seed = 78;
+  EXPECT_THROW(run_campaign(other, quiet, false), std::invalid_argument);
+}
+
+// ---- crash isolation ----
+
+// Plug-ins that die the ways a kernel can: a segfault, a hang, an exception (what the emulator
+// throws for a deadlock or a divergent barrier), each only for seqlen_q > 3 so shrinking has a
+// boundary to find.
+class Dying final : public AttentionImpl {
+ public:
+  enum class How { segfault, hang, throws };
+  explicit Dying(How how) : how_(how), base_(make_naive_attention()) {}
+  std::string name() const override {
+    return how_ == How::segfault ? "test-segfault" : how_ == How::hang ? "test-hang" : "test-throws";
+  }
+  std::string description() const override { return "dies for seqlen_q > 3"; }
+  std::string where() const override { return "host"; }
+  std::string unsupported_reason(const Problem& p, bool b) const override { return base_->unsupported_reason(p, b); }
+  ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
+  void forward(const Problem& p, const ForwardArgs& a) override {
+    if (p.seqlen_q > 3) die();
+    base_->forward(p, a);
+  }
+  void backward(const Problem& p, const BackwardArgs& a) override { base_->backward(p, a); }
+
+ private:
+  void die() {
+    if (how_ == How::segfault) std::raise(SIGSEGV);
+    if (how_ == How::hang) std::this_thread::sleep_for(std::chrono::hours(1));
+    throw std::runtime_error("emulator: barrier divergence in block (0,0,0)");
+  }
+  How how_;
+  std::unique_ptr<AttentionImpl> base_;
+};
+
+void register_test_implementations() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  register_implementation(std::make_unique<Dying>(Dying::How::segfault));
+  register_implementation(std::make_unique<Dying>(Dying::How::hang));
+  register_implementation(std::make_unique<Dying>(Dying::How::throws));
+  register_implementation(make_naive_attention(NaiveFlaw::mask_off_by_one));
+}
+
+TEST(Campaign, CrashesAreRecordedShrunkAndTheCampaignGoesOn) {
+  register_test_implementations();
+  const fs::path dir = fresh_dir("crash");
+  CampaignSpec s = small_spec(dir, {"test-segfault", "test-hang", "test-throws", "naive"}, 6);
+  s.case_timeout = 1;
+  s.generator.max_seqlen = 12;
+  std::ostringstream quiet;
+  const CampaignResult r = run_campaign(s, quiet, false);
+  std::map<std::string, int> crashes;
+  int naive = 0;
+  for (const Json& j : records(dir)) {
+    const std::string impl = text_of(j, "impl"), status = text_of(j, "status");
+    const std::int64_t sq = j.find("case")->find("seqlen_q")->integer();
+    if (impl == "naive") {
+      ++naive;
+      continue;
+    }
+    EXPECT_EQ(status == "crash", sq > 3) << impl << " sq=" << sq;
+    if (status != "crash") continue;
+    ++crashes[impl];
+    const std::string error = text_of(j, "error");
+    const char* expected = impl == "test-segfault" ? "signal 11" : impl == "test-hang" ? "time limit" : "barrier divergence";
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+    EXPECT_EQ(j.find("record")->type, Json::Type::null);
+    // Shrunk to the boundary: the saved case has seqlen_q = 4 and one of everything else.
+    const CaseFile saved = read_case_file((dir / text_of(j, "failure_file")).string());
+    EXPECT_EQ(saved.c.problem.seqlen_q, 4) << impl;
+    EXPECT_EQ(saved.c.problem.batch, 1);
+    EXPECT_EQ(saved.c.problem.heads_q, 1);
+    EXPECT_EQ(saved.c.problem.head_dim, 1);
+    EXPECT_NE(text_of(j, "replay").find("flashproof replay "), std::string::npos);
+  }
+  EXPECT_EQ(naive, 6);  // the campaign went on after every crash
+  for (const char* impl : {"test-segfault", "test-hang", "test-throws"}) EXPECT_GT(crashes[impl], 0) << impl;
+  EXPECT_EQ(r.crash, static_cast<std::uint64_t>(crashes["test-segfault"] + crashes["test-hang"] + crashes["test-throws"]));
+}
+
+// A flawed implementation's failures are shrunk, saved, and replay to the same verdict.
+TEST(Campaign, FailuresAreShrunkAndReplayExactly) {
+  register_test_implementations();
+  const fs::path dir = fresh_dir("fail");
+  CampaignSpec s = small_spec(dir, {"naive-flawed:mask-off-by-one"}, 12);
+  std::ostringstream quiet;
+  const CampaignResult r = run_campaign(s, quiet, false);
+  ASSERT_GT(r.fail, 0u);
+  for (const Json& j : records(dir)) {
+    if (text_of(j, "status") != "fail") continue;
+    const CaseFile saved = read_case_file((dir / text_of(j, "failure_file")).string());
+    const Problem& original = campaign_case(s, static_cast<std::uint64_t>(j.find("index")->integer()), "x").problem;
+    EXPECT_LE(saved.c.problem.seqlen_q * saved.c.problem.seqlen_k * saved.c.problem.head_dim * saved.c.problem.heads_q * saved.c.problem.batch,
+              original.seqlen_q * original.seqlen_k * original.head_dim * original.heads_q * original.batch);
+    EXPECT_EQ(run_check(saved.c, saved.options).verdict, Verdict::fail) << saved.note;
+  }
+}
+
+// ---- progress ----
+
+TEST(Progress, BarOnATerminalLinesOtherwise) {
+  std::ostringstream term, log;
+  Progress bar(term, true, 10, std::nullopt), lines(log, false, 10, std::nullopt, 0);
+  lines.update(3, 1, 0);
+  bar.finish(10, 1, 0);
+  lines.finish(10, 1, 0);
+  EXPECT_NE(term.str().find("\r[##############################] 10/10"), std::string::npos) << term.str();
+  EXPECT_NE(term.str().find("cases/min"), std::string::npos);
+  EXPECT_NE(log.str().find("fuzz: [#########.....................] 3/10"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("ETA "), std::string::npos);
+  EXPECT_EQ(log.str().find('\r'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flashproof::fuzz
