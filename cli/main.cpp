@@ -16,6 +16,7 @@
 
 #include "cli/args.h"
 #include "cli/fuzz_command.h"
+#include "report/report_command.h"
 #include "harness/case_file.h"
 #include "harness/check.h"
 #include "proofs/proof.h"
@@ -301,8 +302,7 @@ int main_impl(int argc, char** argv) {
   if (cmd == "prove") return run_prove_command(rest);
   if (cmd == "replay") return run_replay_command(rest);
   if (cmd == "fuzz") return cli::run_fuzz_command(rest);
-  if (cmd == "report")
-    throw UsageError("'report' is not available in this version yet");
+  if (cmd == "report") return report::report_command(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
   throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove, replay, fuzz, report)");
 }
 

@@ -291,4 +291,43 @@ std::string json_quote(std::string_view s) {
   return o + "\"";
 }
 
+namespace {
+
+void append_json(std::string& o, const Json& v, bool one_line, int depth) {
+  switch (v.type) {
+    case Json::Type::null: o += "null"; return;
+    case Json::Type::boolean: o += v.boolean ? "true" : "false"; return;
+    case Json::Type::number: o += v.text; return;
+    case Json::Type::string: o += json_quote(v.text); return;
+    case Json::Type::array:
+    case Json::Type::object: break;
+  }
+  const bool is_object = v.type == Json::Type::object;
+  const std::size_t count = is_object ? v.members.size() : v.items.size();
+  o += is_object ? '{' : '[';
+  // What precedes each member or item: nothing, or a new line indented one level deeper.
+  std::string inner;
+  if (!one_line) inner.append(1, '\n').append(2 * (depth + 1), ' ');
+  for (std::size_t k = 0; k < count; ++k) {
+    if (k > 0) o += one_line ? ", " : ",";
+    o += inner;
+    if (is_object) {
+      o += json_quote(v.members[k].first) + ": ";
+      append_json(o, v.members[k].second, one_line, depth + 1);
+    } else {
+      append_json(o, v.items[k], one_line, depth + 1);
+    }
+  }
+  if (count > 0 && !one_line) o.append(1, '\n').append(2 * depth, ' ');
+  o += is_object ? '}' : ']';
+}
+
+}  // namespace
+
+std::string to_json_text(const Json& v, bool one_line) {
+  std::string o;
+  append_json(o, v, one_line, 0);
+  return o;
+}
+
 }  // namespace flashproof

@@ -34,6 +34,12 @@ Json parse_json(std::string_view text);
 // s as a JSON string literal, quotes included (control characters escaped).
 std::string json_quote(std::string_view s);
 
+// v as JSON text. Numbers are written as their literal text, so what parse_json read is written
+// back unchanged (a number built in code must hold a valid literal). one_line gives
+// `{"a": 1, "b": [2]}`; otherwise one member or item per line, indented by two spaces per level,
+// as case files are.
+std::string to_json_text(const Json& v, bool one_line);
+
 // Quoted for a one-line message: control characters shown as '?', long strings cut.
 std::string shown(std::string_view s);
 

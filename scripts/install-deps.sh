@@ -10,6 +10,8 @@ packages=(
   libboost-dev              # Boost.Multiprecision (header-only)
   libmpfr-dev libgmp-dev    # MPFR backend of the reference
   libz3-dev z3              # proofs (library and the z3 command for SMT-LIB replay)
+  chromium                  # headless browser: tests/report renders the report's index.html
+  fonts-dejavu-core         # a font for it
 )
 
 missing=()

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, runs every Z3 proof with its twin, and checks the
-# naive baseline on the default case (forward and backward) against the certified reference.
-# Prints the table; writes the JSON record to out/check.json and the proofs' SMT-LIB queries to
-# out/smt2/. Extra arguments are passed to `flashproof check`.
+# The main job: installs what is missing, builds, runs every Z3 proof with its twin, then a short
+# fuzz campaign over every implementation available here (naive on the host; fa1, fa2 and
+# fa2-deterministic on the GPU when one is usable, else on the emulator) and writes its report.
+# Outputs: out/smt2/ (the proofs' SMT-LIB queries), out/campaign/ (the campaign's records and
+# failing cases), out/report/index.html (the report; also results.json and summary.md).
+# Extra arguments go to `flashproof fuzz` (e.g. --cases 200 --seed 7).
+# Exit status: 1 when a proof fails or a campaign case fails or crashes (the report is written
+# first), 0 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -10,6 +14,12 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build-configure.log 2>&1 || { ca
 cmake --build build -j "$(nproc)" --target flashproof
 mkdir -p out
 build/cli/flashproof prove --smt2 out/smt2
-build/cli/flashproof check --backward "$@"
-build/cli/flashproof check --backward --json "$@" >out/check.json
-echo "record: out/check.json"
+rm -rf out/campaign
+status=0
+# Small shapes: the emulated kernels are thousands of times slower than a GPU.
+build/cli/flashproof fuzz --impl all --dtype fp16,bf16 --cases 24 --seed 1 --max-seqlen 128 \
+  --max-work 262144 --jobs "$(nproc)" --out out/campaign "$@" || status=$?
+[ "$status" -le 1 ] || exit "$status"
+build/cli/flashproof report out/campaign --out out/report
+echo "report: $PWD/out/report/index.html"
+exit "$status"

@@ -1,0 +1,44 @@
+// Reading campaign directories (docs/fuzz.md) and merging them into one set of records: shards of
+// one campaign, several campaigns, or a campaign and its resumed run.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.h"
+#include "report/fuzz_record.h"
+
+namespace flashproof::report {
+
+struct CampaignInput {
+  std::string dir;
+  Json campaign;                  // campaign.json; null when missing or unreadable
+  std::size_t records = 0;        // records kept from this input
+  std::size_t skipped_lines = 0;  // lines that are not a valid record (e.g. a truncated last one)
+  std::size_t duplicates = 0;     // records whose key an earlier line or input already had
+};
+
+struct MergedCampaigns {
+  std::vector<CampaignInput> inputs;
+  std::vector<FuzzRecord> records;    // in reading order, each key once
+  std::vector<std::string> warnings;  // one line each, e.g. a missing campaign.json
+
+  std::size_t skipped_lines() const;
+  std::size_t duplicates() const;
+};
+
+// Reads DIR/campaign.json and DIR/cases.jsonl of each dir. A record's key is (campaign seed,
+// index, impl, the case's own seed); the first record of a key is kept, later ones are counted
+// as duplicates. The campaign seed is the record's campaign_seed, else campaign.json's seed; the
+// case's seed is in the key too, so that records whose campaign seed is unknown do not merge
+// different campaigns. Throws std::invalid_argument (one line) when a dir has no readable
+// cases.jsonl or no input holds a valid record.
+MergedCampaigns merge_campaigns(const std::vector<std::string>& dirs);
+
+// A campaign parameter of campaign.json ("seed", "shard", ...): a top-level member, or one of its
+// "parameters" object; nullptr when absent.
+const Json* campaign_parameter(const Json& campaign, std::string_view key);
+
+}  // namespace flashproof::report

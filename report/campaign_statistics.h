@@ -1,0 +1,48 @@
+// The report's numbers per dtype x implementation x tensor, computed from merged records.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "report/distribution.h"
+#include "report/fuzz_record.h"
+
+namespace flashproof::report {
+
+// One tensor (O, LSE, dQ, dK, dV) of one implementation and dtype. The error statistics are over
+// the judged cases (FuzzRecord::judged: status pass or fail, tensor not out-of-domain), one value
+// per case: that case's largest element error.
+struct TensorStats {
+  std::string name;
+  std::size_t cases = 0;                              // records holding this tensor
+  std::size_t pass = 0, fail = 0, out_of_domain = 0;  // the tensor's own verdicts
+  Distribution ulps, rel;                             // errors.max_ulps, errors.max_rel
+  BoundHistogram error_over_bound;                    // rigorous_bound.max_error_over_bound
+  BaselineRatio baseline_ratio;                       // errors.max_abs / baseline_errors.max_abs
+};
+
+struct ImplStats {
+  std::string impl;
+  std::size_t cases = 0;                                         // records, crashes included
+  std::size_t pass = 0, fail = 0, out_of_domain = 0, crash = 0;  // record statuses
+  std::size_t not_in_domain = 0;  // records whose check says in_domain false (any status)
+  std::vector<TensorStats> tensors;
+};
+
+struct DtypeStats {
+  std::string dtype;
+  std::size_t records = 0;  // records of this dtype: (case, implementation) pairs
+  std::vector<ImplStats> impls;
+};
+
+// Dtypes in the order fp16, bf16, fp32, then others by name; implementations "naive" first, then
+// by name; tensors O, LSE, dQ, dK, dV, then others by name.
+std::vector<DtypeStats> campaign_statistics(const std::vector<FuzzRecord>& records);
+
+// The orders above, for the plots and listings to share.
+bool dtype_before(const std::string& a, const std::string& b);
+bool impl_before(const std::string& a, const std::string& b);
+bool tensor_before(const std::string& a, const std::string& b);
+
+}  // namespace flashproof::report

@@ -1,0 +1,44 @@
+// One line of a campaign's cases.jsonl (docs/fuzz.md), reduced to what the report uses.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+
+namespace flashproof::report {
+
+// One tensor of a check record. Values absent from the record are nullopt; non-finite ones are
+// +-infinity or NaN.
+struct TensorResult {
+  std::string name;     // O, LSE, dQ, dK, dV
+  std::string verdict;  // pass, fail, out-of-domain
+  std::optional<double> max_ulps, max_rel, max_abs;
+  std::optional<double> baseline_max_abs;  // the naive baseline's max_abs on the same inputs
+  std::optional<double> error_over_bound;  // rigorous_bound.max_error_over_bound
+};
+
+struct FuzzRecord {
+  std::string source;         // the campaign directory it was read from
+  std::string campaign_seed;  // the record's campaign_seed, else campaign.json's; "" if neither
+  long long index = 0;
+  std::string impl, where, status, kind;
+  std::string dtype;                       // the case's dtype ("?" when the record does not say)
+  std::string case_seed;                   // the case's own seed (text)
+  long long seqlen_k = -1, head_dim = -1;  // -1 when unknown
+  std::optional<double> logit_scale;
+  bool in_domain = true;              // record.in_domain (true for a crash, which has no record)
+  Json case_file;                     // the "case" member: a case file object (null when absent)
+  std::vector<TensorResult> tensors;  // empty for a crash
+  std::string error, failure_file, replay;
+
+  // Whether the tensor's errors enter the statistics: the case was judged (pass or fail) and the
+  // tensor itself is not out of the domain.
+  bool judged(const TensorResult& t) const;
+};
+
+// The record in one parsed line; throws std::invalid_argument saying why it is not one.
+FuzzRecord fuzz_record_from_json(const Json& line);
+
+}  // namespace flashproof::report

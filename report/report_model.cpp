@@ -1,0 +1,62 @@
+#include "report/report_model.h"
+
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+namespace flashproof::report {
+namespace {
+
+// "fp16-fa2-17.json", with "-2", "-3", ... when another listed case (another campaign's case 17)
+// took that name.
+std::string unique_case_file_name(const FuzzRecord& r, std::set<std::string>& taken) {
+  // The names come from the records: keep them to characters safe in a file name.
+  std::string stem = r.dtype + "-" + r.impl + "-" + std::to_string(r.index);
+  for (char& c : stem)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  std::string name = stem + ".json";
+  for (int k = 2; !taken.insert(name).second; ++k) name = stem + "-" + std::to_string(k) + ".json";
+  return name;
+}
+
+}  // namespace
+
+std::string shell_word(const std::string& s) {
+  const bool safe = !s.empty() && s.find_first_not_of(
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                      "0123456789_./-+:=@%,") == std::string::npos;
+  if (safe) return s;
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+Report build_report(MergedCampaigns merged, const std::string& out_dir) {
+  Report report;
+  report.out_dir = out_dir;
+  std::set<std::string> taken;
+  for (DtypeStats& stats : campaign_statistics(merged.records)) {
+    DtypeReport d;
+    for (const WorstCase& w : worst_cases(merged.records, stats.dtype, kWorstCasesPerDtype)) {
+      ListedWorstCase listed{w, "", ""};
+      const FuzzRecord& r = merged.records[w.record];
+      if (r.case_file.type == Json::Type::object) {
+        const std::string name = unique_case_file_name(r, taken);
+        listed.case_file = "cases/" + name;
+        const auto path = std::filesystem::path(out_dir) / "cases" / name;
+        listed.replay = "flashproof replay " + shell_word(path.string());
+      }
+      d.worst.push_back(std::move(listed));
+    }
+    d.failures = failures(merged.records, stats.dtype);
+    d.stats = std::move(stats);
+    report.dtypes.push_back(std::move(d));
+  }
+  std::set<std::string> seeds;
+  for (const FuzzRecord& r : merged.records) seeds.insert(r.campaign_seed);
+  report.several_campaigns = seeds.size() > 1;
+  report.merged = std::move(merged);
+  return report;
+}
+
+}  // namespace flashproof::report

@@ -1,0 +1,41 @@
+// Everything one report shows, computed once and rendered by results.json, summary.md and
+// index.html alike, so that the three agree.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "report/campaign_merge.h"
+#include "report/campaign_statistics.h"
+#include "report/worst_cases.h"
+
+namespace flashproof::report {
+
+struct ListedWorstCase {
+  WorstCase worst;
+  std::string
+      case_file;  // "cases/NAME.json" under the report directory; "" when the record has no case
+  std::string replay;  // "flashproof replay OUT/cases/NAME.json"; "" without a case file
+};
+
+struct DtypeReport {
+  DtypeStats stats;
+  std::vector<ListedWorstCase> worst;  // at most kWorstCasesPerDtype
+  std::vector<std::size_t> failures;   // positions in merged.records: fail and crash
+};
+
+struct Report {
+  MergedCampaigns merged;
+  std::string out_dir;  // as given to --out; the replay commands name it
+  std::vector<DtypeReport> dtypes;
+  bool several_campaigns = false;  // records of more than one campaign seed: labels name the seed
+};
+
+// The statistics, the worst cases and their case file names (unique in the report).
+Report build_report(MergedCampaigns merged, const std::string& out_dir);
+
+// A path as one shell word: unchanged when it holds only safe characters, else single-quoted.
+std::string shell_word(const std::string& s);
+
+}  // namespace flashproof::report

@@ -1,0 +1,140 @@
+#include "report/report_tables.h"
+
+#include "report/display_text.h"
+#include "report/json_values.h"
+
+namespace flashproof::report {
+namespace {
+
+std::string count(std::size_t n) { return std::to_string(n); }
+
+Table table(std::vector<std::string> header, std::vector<Column> columns) {
+  Table t;
+  t.header = std::move(header);
+  t.columns = std::move(columns);
+  return t;
+}
+
+// What a failure or crash amounts to in one cell: the failed tensors, or what the crash said.
+std::string failure_what(const FuzzRecord& r) {
+  if (r.status == "crash") return r.error.empty() ? "crash" : r.error;
+  std::string failed;
+  for (const TensorResult& t : r.tensors)
+    if (t.verdict == "fail") failed += (failed.empty() ? "" : ", ") + t.name;
+  return failed.empty() ? r.error : failed + " failed";
+}
+
+// campaign.json's shard as "i/n"; "-" when unknown.
+std::string shard_text(const Json& campaign) {
+  const Json* shard = campaign_parameter(campaign, "shard");
+  const Json* index = shard != nullptr ? shard->find("index") : nullptr;
+  const Json* of = shard != nullptr ? shard->find("count") : nullptr;
+  if (index == nullptr || of == nullptr) return "-";
+  return std::to_string(index->integer()) + "/" + std::to_string(of->integer());
+}
+
+}  // namespace
+
+std::string case_label(const Report& report, const FuzzRecord& r) {
+  std::string label = "case " + std::to_string(r.index);
+  if (report.several_campaigns)
+    label += " (seed " + (r.campaign_seed.empty() ? "?" : r.campaign_seed) + ")";
+  return label;
+}
+
+Table inputs_table(const Report& report) {
+  Table t = table({"campaign directory", "seed", "shard", "records", "skipped lines", "duplicates"},
+                  {Column::code, Column::text, Column::text, Column::number, Column::alert_count,
+                   Column::number});
+  for (const CampaignInput& in : report.merged.inputs) {
+    const Json* seed = campaign_parameter(in.campaign, "seed");
+    t.rows.push_back({in.dir, seed != nullptr ? seed->text : "-", shard_text(in.campaign),
+                      count(in.records), count(in.skipped_lines), count(in.duplicates)});
+  }
+  return t;
+}
+
+Table status_table(const DtypeReport& d) {
+  Table t =
+      table({"implementation", "cases", "pass", "fail", "out-of-domain", "crash", "not in domain"},
+            {Column::text, Column::number, Column::number, Column::alert_count, Column::number,
+             Column::alert_count, Column::number});
+  for (const ImplStats& s : d.stats.impls)
+    t.rows.push_back({s.impl, count(s.cases), count(s.pass), count(s.fail), count(s.out_of_domain),
+                      count(s.crash), count(s.not_in_domain)});
+  return t;
+}
+
+Table error_table(const DtypeReport& d) {
+  Table t = table({"implementation", "tensor", "cases", "pass", "fail", "out-of-domain", "max",
+                   "p50", "p99", "max", "p50", "p99", "median", "max"},
+                  {Column::text, Column::text, Column::number, Column::number, Column::alert_count,
+                   Column::number, Column::number, Column::number, Column::number, Column::number,
+                   Column::number, Column::number, Column::number, Column::number});
+  t.groups = {{"", 3},
+              {"verdicts", 3},
+              {"error in ULPs", 3},
+              {"relative error", 3},
+              {"error / naive's error", 2}};
+  for (const ImplStats& s : d.stats.impls)
+    for (const TensorStats& x : s.tensors) {
+      const Distribution ratio = x.baseline_ratio.summary();
+      t.rows.push_back({s.impl, x.name, count(x.cases), count(x.pass), count(x.fail),
+                        count(x.out_of_domain), number_text(x.ulps.max), number_text(x.ulps.p50),
+                        number_text(x.ulps.p99), number_text(x.rel.max), number_text(x.rel.p50),
+                        number_text(x.rel.p99), number_text(ratio.p50), number_text(ratio.max)});
+    }
+  return t;
+}
+
+Table bound_table(const DtypeReport& d) {
+  Table t;
+  t.header = {"implementation", "tensor", "cases"};
+  t.columns = {Column::text, Column::text, Column::number};
+  for (std::size_t b = 0; b < kBoundBuckets; ++b) {
+    t.header.push_back(bound_bucket_label(b));
+    t.columns.push_back(b + 1 == kBoundBuckets ? Column::alert_count : Column::number);
+  }
+  t.header.push_back("max");
+  t.columns.push_back(Column::number);
+  t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 1}};
+  for (const ImplStats& s : d.stats.impls)
+    for (const TensorStats& x : s.tensors) {
+      std::vector<std::string> row = {s.impl, x.name, count(x.error_over_bound.count)};
+      for (std::size_t b = 0; b < kBoundBuckets; ++b)
+        row.push_back(count(x.error_over_bound.counts[b]));
+      row.push_back(number_text(x.error_over_bound.max));
+      t.rows.push_back(std::move(row));
+    }
+  return t;
+}
+
+Table worst_table(const Report& report, const DtypeReport& d) {
+  Table t = table({"#", "implementation", "case", "kind", "status", "tensor", "error / bound",
+                   "ULPs", "replay"},
+                  {Column::number, Column::text, Column::text, Column::text, Column::status,
+                   Column::text, Column::number, Column::number, Column::code});
+  std::size_t rank = 0;
+  for (const ListedWorstCase& w : d.worst) {
+    const FuzzRecord& r = report.merged.records[w.worst.record];
+    t.rows.push_back({count(++rank), r.impl, case_label(report, r), r.kind, r.status,
+                      w.worst.tensor, number_text(w.worst.error_over_bound),
+                      number_text(w.worst.max_ulps),
+                      w.replay.empty() ? "(no case in the record)" : w.replay});
+  }
+  return t;
+}
+
+Table failure_table(const Report& report, const DtypeReport& d, std::size_t limit) {
+  Table t = table(
+      {"implementation", "case", "kind", "status", "what", "replay"},
+      {Column::text, Column::text, Column::text, Column::status, Column::prose, Column::code});
+  for (std::size_t i = 0; i < d.failures.size() && i < limit; ++i) {
+    const FuzzRecord& r = report.merged.records[d.failures[i]];
+    t.rows.push_back({r.impl, case_label(report, r), r.kind, r.status, failure_what(r),
+                      r.replay.empty() ? "-" : r.replay});
+  }
+  return t;
+}
+
+}  // namespace flashproof::report

@@ -1,0 +1,148 @@
+#include "report/results_json.h"
+
+#include "report/json_values.h"
+
+namespace flashproof::report {
+namespace {
+
+using Size = long long;
+
+Json distribution_json(const Distribution& d) {
+  Json j = json_object();
+  add(j, "cases", json_integer(static_cast<Size>(d.count)));
+  add(j, "max", json_number(d.max));
+  add(j, "p50", json_number(d.p50));
+  add(j, "p99", json_number(d.p99));
+  return j;
+}
+
+Json histogram_json(const BoundHistogram& h) {
+  Json j = json_object();
+  add(j, "cases", json_integer(static_cast<Size>(h.count)));
+  add(j, "max", json_number(h.max));
+  Json& buckets = add(j, "buckets", json_array());
+  for (std::size_t b = 0; b < kBoundBuckets; ++b) {
+    Json& bucket = push(buckets, json_object());
+    add(bucket, "from", json_number(bound_bucket_from(b)));
+    add(bucket, "to", json_number(bound_bucket_to(b)));
+    add(bucket, "cases", json_integer(static_cast<Size>(h.counts[b])));
+  }
+  return j;
+}
+
+Json ratio_json(const BaselineRatio& r) {
+  const Distribution d = r.summary();
+  Json j = json_object();
+  add(j, "cases", json_integer(static_cast<Size>(d.count)));
+  add(j, "skipped", json_integer(static_cast<Size>(r.skipped)));
+  add(j, "median", json_number(d.p50));
+  add(j, "max", json_number(d.max));
+  return j;
+}
+
+Json tensor_json(const TensorStats& t) {
+  Json j = json_object();
+  add(j, "name", json_string(t.name));
+  add(j, "cases", json_integer(static_cast<Size>(t.cases)));
+  Json& verdicts = add(j, "verdicts", json_object());
+  add(verdicts, "pass", json_integer(static_cast<Size>(t.pass)));
+  add(verdicts, "fail", json_integer(static_cast<Size>(t.fail)));
+  add(verdicts, "out-of-domain", json_integer(static_cast<Size>(t.out_of_domain)));
+  add(j, "max_ulps", distribution_json(t.ulps));
+  add(j, "max_rel", distribution_json(t.rel));
+  add(j, "error_over_bound", histogram_json(t.error_over_bound));
+  add(j, "baseline_ratio", ratio_json(t.baseline_ratio));
+  return j;
+}
+
+Json impl_json(const ImplStats& s) {
+  Json j = json_object();
+  add(j, "impl", json_string(s.impl));
+  add(j, "cases", json_integer(static_cast<Size>(s.cases)));
+  Json& status = add(j, "status", json_object());
+  add(status, "pass", json_integer(static_cast<Size>(s.pass)));
+  add(status, "fail", json_integer(static_cast<Size>(s.fail)));
+  add(status, "out-of-domain", json_integer(static_cast<Size>(s.out_of_domain)));
+  add(status, "crash", json_integer(static_cast<Size>(s.crash)));
+  add(j, "not_in_domain", json_integer(static_cast<Size>(s.not_in_domain)));
+  Json& tensors = add(j, "tensors", json_array());
+  for (const TensorStats& t : s.tensors) push(tensors, tensor_json(t));
+  return j;
+}
+
+// What identifies a record in the listings: where it came from and which case it is.
+Json record_identity(const FuzzRecord& r) {
+  Json j = json_object();
+  add(j, "impl", json_string(r.impl));
+  add(j, "campaign_seed", json_string(r.campaign_seed));
+  add(j, "index", json_integer(r.index));
+  add(j, "status", json_string(r.status));
+  add(j, "kind", json_string(r.kind));
+  add(j, "source", json_string(r.source));
+  return j;
+}
+
+Json worst_json(const ListedWorstCase& w, const FuzzRecord& r) {
+  Json j = record_identity(r);
+  add(j, "tensor", json_string(w.worst.tensor));
+  add(j, "error_over_bound", json_number(w.worst.error_over_bound));
+  add(j, "max_ulps", json_number(w.worst.max_ulps));
+  add(j, "case_file", json_string(w.case_file));
+  add(j, "replay", json_string(w.replay));
+  return j;
+}
+
+Json failure_json(const FuzzRecord& r) {
+  Json j = record_identity(r);
+  Json& failed = add(j, "failed_tensors", json_array());
+  for (const TensorResult& t : r.tensors)
+    if (t.verdict == "fail") push(failed, json_string(t.name));
+  add(j, "error", json_string(r.error));
+  add(j, "failure_file", json_string(r.failure_file));
+  add(j, "replay", json_string(r.replay));
+  return j;
+}
+
+Json inputs_json(const MergedCampaigns& merged) {
+  Json inputs = json_array();
+  for (const CampaignInput& in : merged.inputs) {
+    Json& j = push(inputs, json_object());
+    add(j, "dir", json_string(in.dir));
+    add(j, "campaign", in.campaign);
+    add(j, "records", json_integer(static_cast<Size>(in.records)));
+    add(j, "skipped_lines", json_integer(static_cast<Size>(in.skipped_lines)));
+    add(j, "duplicates", json_integer(static_cast<Size>(in.duplicates)));
+  }
+  return inputs;
+}
+
+}  // namespace
+
+Json results_json(const Report& report) {
+  const MergedCampaigns& merged = report.merged;
+  Json j = json_object();
+  add(j, "format", json_string("flashproof-report"));
+  add(j, "version", json_integer(1));
+  add(j, "inputs", inputs_json(merged));
+  add(j, "records", json_integer(static_cast<Size>(merged.records.size())));
+  add(j, "skipped_lines", json_integer(static_cast<Size>(merged.skipped_lines())));
+  add(j, "duplicates", json_integer(static_cast<Size>(merged.duplicates())));
+  Json& warnings = add(j, "warnings", json_array());
+  for (const std::string& w : merged.warnings) push(warnings, json_string(w));
+  Json& dtypes = add(j, "dtypes", json_array());
+  for (const DtypeReport& d : report.dtypes) {
+    Json& dj = push(dtypes, json_object());
+    add(dj, "dtype", json_string(d.stats.dtype));
+    add(dj, "records", json_integer(static_cast<Size>(d.stats.records)));
+    Json& impls = add(dj, "impls", json_array());
+    for (const ImplStats& s : d.stats.impls) push(impls, impl_json(s));
+    Json& worst = add(dj, "worst_cases", json_array());
+    for (const ListedWorstCase& w : d.worst)
+      push(worst, worst_json(w, merged.records[w.worst.record]));
+    Json& failed = add(dj, "failures", json_array());
+    for (std::size_t i : d.failures) push(failed, failure_json(merged.records[i]));
+  }
+  return j;
+}
+
+}  // namespace flashproof::report

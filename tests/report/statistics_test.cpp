@@ -1,0 +1,89 @@
+// The summaries' definitions: nearest-rank percentiles, NaN as the worst value, the error/bound
+// buckets, the baseline ratio, and how numbers are shown.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "report/display_text.h"
+#include "report/distribution.h"
+
+namespace flashproof::report {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST(Percentile, IsTheNearestRank) {
+  const std::vector<double> v = {10, 20, 30, 40};
+  EXPECT_EQ(percentile(v, 50), 20);  // ceil(0.5 * 4) = 2nd
+  EXPECT_EQ(percentile(v, 51), 30);
+  EXPECT_EQ(percentile(v, 99), 40);
+  EXPECT_EQ(percentile(v, 100), 40);
+  std::vector<double> hundred;
+  for (int k = 1; k <= 100; ++k) hundred.push_back(k);
+  EXPECT_EQ(percentile(hundred, 99), 99);
+  EXPECT_EQ(percentile(hundred, 50), 50);
+  EXPECT_EQ(percentile({7}, 1), 7);
+}
+
+TEST(Distribution, SortsNaNAboveInfinity) {
+  const Distribution d = distribution_of({3, kNaN, 1, kInf, 2});
+  EXPECT_EQ(d.count, 5u);
+  EXPECT_TRUE(std::isnan(*d.max));
+  EXPECT_EQ(*d.p50, 3);  // 1, 2, 3, inf, nan: ceil(2.5) = 3rd
+  EXPECT_TRUE(std::isnan(*d.p99));
+  const Distribution none = distribution_of({});
+  EXPECT_EQ(none.count, 0u);
+  EXPECT_FALSE(none.max.has_value());
+}
+
+TEST(BoundHistogram, PutsEdgesInTheUpperBucketAndNaNLast) {
+  EXPECT_EQ(bound_bucket(0), 0u);
+  EXPECT_EQ(bound_bucket(1.0 / 64), 1u);
+  EXPECT_EQ(bound_bucket(std::nextafter(1.0 / 64, 0.0)), 0u);
+  EXPECT_EQ(bound_bucket(0.25), 3u);
+  EXPECT_EQ(bound_bucket(0.999), 4u);
+  EXPECT_EQ(bound_bucket(1), 5u);
+  EXPECT_EQ(bound_bucket(kInf), 5u);
+  EXPECT_EQ(bound_bucket(kNaN), 5u);
+  BoundHistogram h;
+  for (double x : {0.5, 0.01, 2.0}) h.add(x);
+  EXPECT_EQ(h.count, 3u);
+  EXPECT_EQ(*h.max, 2);
+  EXPECT_EQ(h.counts[0], 1u);
+  EXPECT_EQ(h.counts[4], 1u);
+  EXPECT_EQ(h.counts[5], 1u);
+  EXPECT_EQ(bound_bucket_label(0), "[0, 1/64)");
+  EXPECT_EQ(bound_bucket_label(5), ">= 1");
+}
+
+TEST(BaselineRatio, SkipsZeroBaselinesAndUndefinedRatios) {
+  BaselineRatio r;
+  r.add(2, 1);
+  r.add(1, 0);        // baseline 0: skipped
+  r.add(kInf, kInf);  // undefined: skipped
+  r.add(kInf, 1);
+  r.add(3, 1);
+  EXPECT_EQ(r.skipped, 2u);
+  const Distribution d = r.summary();
+  EXPECT_EQ(d.count, 3u);
+  EXPECT_EQ(*d.p50, 3);
+  EXPECT_EQ(*d.max, kInf);
+}
+
+TEST(NumberText, ShowsThreeDigitsWholeNumbersAndNonFinite) {
+  EXPECT_EQ(number_text(509.0), "509");
+  EXPECT_EQ(number_text(0.48213944511727141), "0.482");
+  EXPECT_EQ(number_text(3.2e7), "3.2e7");
+  EXPECT_EQ(number_text(1.25e-5), "1.25e-5");
+  EXPECT_EQ(number_text(kInf), "inf");
+  EXPECT_EQ(number_text(-kInf), "-inf");
+  EXPECT_EQ(number_text(kNaN), "nan");
+  EXPECT_EQ(number_text(std::optional<double>()), "-");
+  EXPECT_EQ(html_escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+  EXPECT_EQ(markdown_cell("a|b\nc"), "a\\|b c");
+}
+
+}  // namespace
+}  // namespace flashproof::report
