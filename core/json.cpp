@@ -330,4 +330,12 @@ std::string to_json_text(const Json& v, bool one_line) {
   return o;
 }
 
+std::string json_number(double x) {
+  if (std::isnan(x)) return "\"nan\"";
+  if (std::isinf(x)) return x > 0 ? "\"inf\"" : "\"-inf\"";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
 }  // namespace flashproof

@@ -34,6 +34,10 @@ Json parse_json(std::string_view text);
 // s as a JSON string literal, quotes included (control characters escaped).
 std::string json_quote(std::string_view s);
 
+// x with 17 significant digits (reads back as the same double); the project's records write a
+// non-finite number as the string "inf", "-inf" or "nan", which JSON has no literal for.
+std::string json_number(double x);
+
 // v as JSON text. Numbers are written as their literal text, so what parse_json read is written
 // back unchanged (a number built in code must hold a valid literal). one_line gives
 // `{"a": 1, "b": [2]}`; otherwise one member or item per line, indented by two spaces per level,

@@ -34,14 +34,6 @@ const char* direction_name(GeneratorSettings::Direction d) {
   return d == GeneratorSettings::Direction::forward ? "forward" : d == GeneratorSettings::Direction::backward ? "backward" : "both";
 }
 
-std::string number(double x) {
-  if (std::isnan(x)) return "\"nan\"";
-  if (std::isinf(x)) return x > 0 ? "\"inf\"" : "\"-inf\"";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
 // What identifies the campaign: a resumed run must match it exactly.
 std::string parameters_json(const CampaignSpec& s) {
   std::ostringstream o;
@@ -50,7 +42,7 @@ std::string parameters_json(const CampaignSpec& s) {
   o << "], \"dtypes\": [";
   for (std::size_t i = 0; i < s.generator.dtypes.size(); ++i) o << (i ? ", " : "") << json_quote(dtype_name(s.generator.dtypes[i]));
   o << "], \"cases\": " << (s.cases ? std::to_string(*s.cases) : "null")
-    << ", \"minutes\": " << (s.minutes ? number(*s.minutes) : "null")
+    << ", \"minutes\": " << (s.minutes ? json_number(*s.minutes) : "null")
     << ", \"backward\": " << json_quote(direction_name(s.generator.direction))
     << ", \"max_seqlen\": " << s.generator.max_seqlen << ", \"max_work\": " << s.generator.max_work
     << ", \"shard\": {\"index\": " << s.shard.index << ", \"count\": " << s.shard.count << "}}";
@@ -242,13 +234,13 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
     line << "{\"format\": \"flashproof-fuzz-record\", \"version\": 1, \"campaign_seed\": \"" << spec.generator.seed
          << "\", \"index\": " << t.index << ", \"impl\": " << json_quote(t.impl)
          << ", \"where\": " << json_quote(where_of(o.record_json)) << ", \"status\": " << json_quote(o.status)
-         << ", \"kind\": " << json_quote(t.kind) << ", \"logit_scale\": " << number(o.logit_scale)
+         << ", \"kind\": " << json_quote(t.kind) << ", \"logit_scale\": " << json_number(o.logit_scale)
          << ", \"case\": " << one_line(case_to_json(t.c, options))
          << ", \"record\": " << (o.record_json.empty() ? "null" : o.record_json)
          << ", \"error\": " << json_quote(o.why) << ", \"failure_file\": " << json_quote(failure_file)
-         << ", \"replay\": " << json_quote(replay) << ", \"seconds\": {\"total\": " << number(o.seconds_total)
-         << ", \"impl\": " << number(o.seconds_impl) << ", \"reference\": " << number(o.seconds_reference)
-         << ", \"bounds\": " << number(o.seconds_bounds) << "}}";
+         << ", \"replay\": " << json_quote(replay) << ", \"seconds\": {\"total\": " << json_number(o.seconds_total)
+         << ", \"impl\": " << json_number(o.seconds_impl) << ", \"reference\": " << json_number(o.seconds_reference)
+         << ", \"bounds\": " << json_number(o.seconds_bounds) << "}}";
     log.append(line.str());
     ++result.run;
     progress.update(result.run, log.count("fail"), log.count("crash"));

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "bounds/implementation_bounds.h"
+#include "core/json.h"
 #include "kernels/registry.h"
 
 namespace flashproof {
@@ -326,27 +327,6 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions
 
 namespace {
 
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      o += ' ';
-      continue;
-    }
-    o += ch;
-  }
-  return o + "\"";
-}
-
-std::string json_number(double x) {
-  if (std::isnan(x)) return "\"nan\"";
-  if (std::isinf(x)) return x > 0 ? "\"inf\"" : "\"-inf\"";
-  std::ostringstream s;
-  s << std::setprecision(17) << x;
-  return s.str();
-}
-
 std::string json_metrics(const ErrorMetrics& m) {
   std::ostringstream s;
   s << "{\"count\": " << m.count << ", \"max_abs\": " << json_number(m.max_abs)
@@ -372,27 +352,27 @@ std::string short_number(double x) {
 std::string to_json(const CheckRecord& r) {
   const Problem& p = r.c.problem;
   std::ostringstream s;
-  s << "{\n  \"case\": {\"impl\": " << json_string(r.c.impl) << ", \"where\": "
-    << json_string(r.impl_where) << ", \"dtype\": " << json_string(std::string(dtype_name(p.dtype)))
+  s << "{\n  \"case\": {\"impl\": " << json_quote(r.c.impl) << ", \"where\": "
+    << json_quote(r.impl_where) << ", \"dtype\": " << json_quote(std::string(dtype_name(p.dtype)))
     << ", \"batch\": " << p.batch << ", \"heads_q\": " << p.heads_q
     << ", \"heads_kv\": " << p.heads_kv << ", \"seqlen_q\": " << p.seqlen_q
     << ", \"seqlen_k\": " << p.seqlen_k << ", \"head_dim\": " << p.head_dim
     << ", \"scale\": " << json_number(p.softmax_scale()) << ", \"window_left\": " << p.window_left
     << ", \"window_right\": " << p.window_right << ", \"dist\": "
-    << json_string(distribution_name(r.c.dist)) << ", \"seed\": " << r.c.seed
+    << json_quote(distribution_name(r.c.dist)) << ", \"seed\": " << r.c.seed
     << ", \"backward\": " << (r.c.backward ? "true" : "false") << "},\n";
   s << "  \"in_domain\": " << (r.in_domain ? "true" : "false")
     << ", \"inputs_in_domain\": " << (r.inputs_in_domain ? "true" : "false")
-    << ", \"domain_note\": " << json_string(r.domain_note) << ",\n";
-  s << "  \"reference\": {\"backend\": " << json_string(r.reference_backend)
-    << ", \"sampling\": " << json_string(r.reference_stats.sampling)
+    << ", \"domain_note\": " << json_quote(r.domain_note) << ",\n";
+  s << "  \"reference\": {\"backend\": " << json_quote(r.reference_backend)
+    << ", \"sampling\": " << json_quote(r.reference_stats.sampling)
     << ", \"fallback_rows\": " << r.reference_stats.fallback_rows
     << ", \"fallback_columns\": " << r.reference_stats.fallback_columns << "},\n";
   s << "  \"tensors\": [\n";
   for (std::size_t i = 0; i < r.tensors.size(); ++i) {
     const TensorCheck& t = r.tensors[i];
-    s << "    {\"name\": " << json_string(t.name) << ", \"verdict\": "
-      << json_string(verdict_name(t.verdict)) << ", \"tolerance\": " << json_number(t.tolerance)
+    s << "    {\"name\": " << json_quote(t.name) << ", \"verdict\": "
+      << json_quote(verdict_name(t.verdict)) << ", \"tolerance\": " << json_number(t.tolerance)
       << ", \"max_reference_bound\": " << json_number(t.max_reference_bound)
       << ", \"beyond_range\": " << t.beyond_range << ", \"overflow_as_inf\": " << t.overflow_as_inf
       << ", \"finite_beyond_range\": " << t.finite_beyond_range
@@ -402,7 +382,7 @@ std::string to_json(const CheckRecord& r) {
       << ", \"max_bound\": " << json_number(t.max_rigorous_bound)
       << ", \"max_error_over_bound\": " << json_number(t.bound_ratio) << "}, \"reasons\": [";
     for (std::size_t k = 0; k < t.reasons.size(); ++k)
-      s << (k ? ", " : "") << json_string(t.reasons[k]);
+      s << (k ? ", " : "") << json_quote(t.reasons[k]);
     s << "],\n     \"errors\": " << json_metrics(t.errors)
       << ",\n     \"baseline_errors\": " << json_metrics(t.baseline_errors) << "}"
       << (i + 1 < r.tensors.size() ? "," : "") << "\n";
@@ -410,7 +390,7 @@ std::string to_json(const CheckRecord& r) {
   s << "  ],\n  \"seconds\": {\"impl\": " << json_number(r.seconds_impl)
     << ", \"reference\": " << json_number(r.seconds_reference)
     << ", \"bounds\": " << json_number(r.seconds_bounds) << "},\n";
-  s << "  \"verdict\": " << json_string(verdict_name(r.verdict)) << "\n}\n";
+  s << "  \"verdict\": " << json_quote(verdict_name(r.verdict)) << "\n}\n";
   return s.str();
 }
 

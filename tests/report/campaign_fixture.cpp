@@ -1,5 +1,7 @@
 #include "campaign_fixture.h"
 
+#include "core/json.h"
+
 #include <unistd.h>
 
 #include <atomic>
@@ -14,14 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string number(double x) {
-  if (std::isnan(x)) return "\"nan\"";
-  if (std::isinf(x)) return x > 0 ? "\"inf\"" : "\"-inf\"";
-  std::ostringstream s;
-  s << std::setprecision(17) << x;
-  return s.str();
-}
-
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
 std::string case_seed(const RecordSpec& r) { return std::to_string(1000 + r.index); }
@@ -29,10 +23,10 @@ std::string case_seed(const RecordSpec& r) { return std::to_string(1000 + r.inde
 bool has_backward(const RecordSpec& r) { return r.tensors.size() > 2; }
 
 std::string metrics(double ulps, double rel, double abs) {
-  return "{\"count\": 320, \"max_abs\": " + number(abs) + ", \"max_rel\": " + number(rel) +
+  return "{\"count\": 320, \"max_abs\": " + json_number(abs) + ", \"max_rel\": " + json_number(rel) +
          ", \"rel_floor\": 0.00074467321940054, \"normwise_rel\": 0.00028375801335389861, "
          "\"max_ulps\": " +
-         number(ulps) +
+         json_number(ulps) +
          ", \"nan_mismatch\": 0, \"inf_mismatch\": 0, \"above_tolerance\": 0, "
          "\"nonfinite_reference\": 0, \"worst_index\": [0, 13, 0, 4], \"worst_value\": "
          "1.0458984375, \"worst_reference\": 1.0464981624723484}";
@@ -45,7 +39,7 @@ std::string tensor(const TensorSpec& t) {
          "\"regression_applies\": true, \"rigorous_bound\": {\"above\": 0, \"unbounded\": 0, "
          "\"inf_within_bound\": 0, \"max_bound\": 0.0015059282413822277, "
          "\"max_error_over_bound\": " +
-         number(t.error_over_bound) +
+         json_number(t.error_over_bound) +
          "}, \"reasons\": [], \"errors\": " + metrics(t.max_ulps, t.max_rel, t.max_abs) +
          ", \"baseline_errors\": " + metrics(t.max_ulps, t.max_rel, t.baseline_max_abs) + "}";
 }
@@ -107,7 +101,7 @@ std::string record_line(const RecordSpec& r) {
   return "{\"format\": \"flashproof-fuzz-record\", \"version\": 1, " + campaign_seed +
          "\"index\": " + std::to_string(r.index) + ", \"impl\": " + quoted(r.impl) +
          ", \"where\": \"host\", \"status\": " + quoted(r.status) +
-         ", \"kind\": " + quoted(r.kind) + ", \"logit_scale\": " + number(r.logit_scale) +
+         ", \"kind\": " + quoted(r.kind) + ", \"logit_scale\": " + json_number(r.logit_scale) +
          ", \"case\": " + case_text +
          ", \"record\": " + (r.status == "crash" ? std::string("null") : check_record(r)) +
          ", \"error\": " + quoted(r.error) + ", \"failure_file\": " + quoted(r.failure_file) +
