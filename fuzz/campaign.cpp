@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -215,8 +216,10 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
                          std::to_string(t.index) + " (" + t.kind + ", " + t.c.problem.describe() + "): " + o.status +
                          (o.why.empty() ? "" : ": " + o.why);
       if (spec.shrink) {
+        // Candidates are smaller than the case, so a shorter limit suffices, and a hang then costs
+        // minutes, not hours, to shrink.
         const ShrinkResult s = shrink_case(t.c, o, options, (fs::path(spec.out) / ".work" / "shrink").string(),
-                                           spec.case_timeout);
+                                           std::min(spec.case_timeout, 120.0));
         saved = s.c;
         note += "; shrunk in " + std::to_string(s.attempts) + " attempts to " + s.c.problem.describe() +
                 (s.outcome.why.empty() ? "" : ": " + s.outcome.why);

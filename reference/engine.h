@@ -93,6 +93,17 @@ class Engine {
       return gamma_n(terms + 1, m_.u);
     }
   }
+  // The same for a sum of exact terms (products of two inputs: at most 24 x 24 bits), whose
+  // compensated sum has no low products: the TwoSum errors' mass is at most gamma_N S and their
+  // plain sum adds gamma_N of that (docs/error-bounds.md, "Dot products").
+  double exact_mass_coef(double terms) const {
+    if constexpr (kFast) {
+      const double g = gamma_n(2 * terms, m_.u);
+      return g * g / (1 - m_.u) * kSafety;
+    } else {
+      return gamma_n(terms + 1, m_.u);
+    }
+  }
   // Dot product of two input rows (exact products) and its error bound.
   void input_dot(const double* a, const double* b, double norm_bound, Real& value,
                  double& err) const;
@@ -118,7 +129,7 @@ void Engine<Real>::input_dot(const double* a, const double* b, double norm_bound
       comp += t.lo;
     }
     value = sum + comp;
-    err = result_coef() * std::fabs(value) + mass_coef(d) * norm_bound + d * 0x1p-1070;
+    err = result_coef() * std::fabs(value) + exact_mass_coef(d) * norm_bound + d * 0x1p-1070;
   } else {
     Real acc = 0;
     for (std::int64_t c = 0; c < d; ++c) acc += Real(a[c]) * Real(b[c]);
@@ -175,7 +186,7 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
       const double sc = scale_, tail = sc * comp;
       dlt[t] = s.hi * sc;
       lo[t] = s.lo * sc + tail;
-      delta[t] = abs_scale * mass_coef(d) * mass +
+      delta[t] = abs_scale * exact_mass_coef(d) * mass +
                  u * (std::fabs(tail) + std::fabs(lo[t])) * (1 + 4 * u) + 0x1p-1060;
     } else {
       Real dot;
