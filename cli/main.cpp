@@ -15,10 +15,12 @@
 #include <filesystem>
 
 #include "cli/args.h"
+#include "cli/export_command.h"
 #include "cli/fuzz_command.h"
 #include "report/report_command.h"
 #include "harness/case_file.h"
 #include "harness/check.h"
+#include "harness/imported_attention.h"
 #include "proofs/proof.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
@@ -46,7 +48,11 @@ constexpr const char* kUsage =
     "       flashproof fuzz [--impl all|I[,I...]] [--dtype D[,D...]] (--cases N | --minutes M) --seed S\n"
     "                       [--shard i/n] [--shard-count n] [--backward yes|no|both] [--max-seqlen L]\n"
     "                       [--max-work W] [--jobs J] [--case-timeout SECONDS] [--no-shrink] --out DIR\n"
-    "       flashproof report DIR... --out DIR\n";
+    "       flashproof report DIR... --out DIR\n"
+    "       flashproof export --seed S --cases N [--dtype D[,D...]] [--backward yes|no|both]\n"
+    "                         [--max-seqlen L] [--max-work W] [--masks none|causal-square|any] --out DIR\n"
+    "environment: FLASHPROOF_IMPORT=DIR registers imported:<backend> for the outputs under an\n"
+    "             exported DIR (docs/exchange.md) before any command runs\n";
 
 // The record as a table or JSON; exit status 1 for a failed check, 0 for pass or out-of-domain.
 int report(const CheckRecord& r, bool json) {
@@ -286,8 +292,15 @@ int run_prove_command(Args a) {
 }
 
 int main_impl(int argc, char** argv) {
-  if (argc < 2) throw UsageError("missing command (list, check, prove, replay, fuzz, report)");
+  if (argc < 2) throw UsageError("missing command (list, check, prove, replay, fuzz, report, export)");
   const std::string_view cmd = argv[1];
+  if (const char* root = std::getenv("FLASHPROOF_IMPORT"); root != nullptr && *root != '\0') {
+    try {
+      register_imported_implementations(root);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(std::string("FLASHPROOF_IMPORT: ") + e.what());
+    }
+  }
   Args rest;
   for (int i = 2; i < argc; ++i) rest.items.emplace_back(argv[i]);
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
@@ -302,8 +315,9 @@ int main_impl(int argc, char** argv) {
   if (cmd == "prove") return run_prove_command(rest);
   if (cmd == "replay") return run_replay_command(rest);
   if (cmd == "fuzz") return cli::run_fuzz_command(rest);
+  if (cmd == "export") return cli::run_export_command(rest);
   if (cmd == "report") return report::report_command(std::vector<std::string>(argv + 2, argv + argc), std::cout, std::cerr);
-  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove, replay, fuzz, report)");
+  throw UsageError("unknown command '" + std::string(cmd) + "' (list, check, prove, replay, fuzz, report, export)");
 }
 
 }  // namespace

@@ -1,0 +1,164 @@
+#include "cli/export_command.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/json.h"
+#include "fuzz/case_runner.h"
+#include "harness/exchange.h"
+
+namespace flashproof::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* masks_name(MaskRewrite m) {
+  return m == MaskRewrite::none ? "none" : m == MaskRewrite::causal_square ? "causal-square" : "any";
+}
+
+const char* direction_name(fuzz::GeneratorSettings::Direction d) {
+  using D = fuzz::GeneratorSettings::Direction;
+  return d == D::forward ? "no" : d == D::backward ? "yes" : "both";
+}
+
+std::vector<std::string> comma_list(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', begin), text.size());
+    if (comma > begin) out.emplace_back(text.substr(begin, comma - begin));
+    begin = comma + 1;
+  }
+  return out;
+}
+
+std::string summary(const ExportedCase& e) {
+  return e.c.problem.describe() + " " + distribution_name(e.c.dist) + " seed " + std::to_string(e.c.seed) +
+         (e.c.backward ? " forward+backward" : " forward");
+}
+
+void write_index(const ExportSpec& spec, const std::vector<ExportedCase>& entries) {
+  std::ostringstream o;
+  o << "{\n  \"format\": \"flashproof-exchange-index\",\n  \"version\": 1,\n  \"parameters\": {\"seed\": \""
+    << spec.generator.seed << "\", \"cases\": " << spec.cases << ", \"dtypes\": [";
+  for (std::size_t i = 0; i < spec.generator.dtypes.size(); ++i)
+    o << (i ? ", " : "") << json_quote(dtype_name(spec.generator.dtypes[i]));
+  o << "], \"backward\": \"" << direction_name(spec.generator.direction) << "\", \"max_seqlen\": "
+    << spec.generator.max_seqlen << ", \"max_work\": " << spec.generator.max_work << ", \"masks\": \""
+    << masks_name(spec.masks) << "\"},\n  \"cases\": [";
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const ExportedCase& e = entries[i];
+    o << (i ? ",\n" : "\n") << "    {\"index\": " << e.index << ", \"directory\": " << json_quote(e.directory)
+      << ", \"kind\": " << json_quote(e.kind) << ", \"logit_scale\": " << json_number(e.logit_scale)
+      << ", \"summary\": " << json_quote(summary(e)) << "}";
+  }
+  o << "\n  ]\n}\n";
+  const fs::path path = fs::path(spec.out) / "index.json";
+  std::ofstream out(path, std::ios::trunc);
+  out << o.str();
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+fuzz::FuzzCase exported_case(const ExportSpec& spec, std::uint64_t index) {
+  fuzz::FuzzCase f = fuzz::generate_case(spec.generator, index);
+  Problem& p = f.c.problem;
+  if (spec.masks != MaskRewrite::any) p.window_left = p.window_right = -1;
+  if (spec.masks == MaskRewrite::causal_square) {
+    p.window_right = 0;
+    p.seqlen_q = p.seqlen_k = std::min(p.seqlen_q, p.seqlen_k);
+  }
+  return f;
+}
+
+std::vector<ExportedCase> export_cases(const ExportSpec& spec) {
+  if (spec.out.empty()) throw std::invalid_argument("export needs --out DIR");
+  if (spec.cases < 1) throw std::invalid_argument("export needs --cases N (N >= 1)");
+  if (spec.generator.dtypes.empty()) throw std::invalid_argument("no dtype to export");
+  std::error_code ec;
+  fs::create_directories(spec.out, ec);
+  if (!fs::is_directory(spec.out, ec)) throw std::invalid_argument("cannot create directory '" + spec.out + "'");
+  std::vector<ExportedCase> entries;
+  std::map<std::string, std::size_t> first_of_directory;
+  for (std::uint64_t index = 0; index < spec.cases; ++index) {
+    const fuzz::FuzzCase f = exported_case(spec, index);
+    ExportedCase e{index, exchange::case_directory_name(f.c), f.c, f.kind, 0};
+    // Two indices with the same (problem, distribution, seed) share a directory; it then holds
+    // the backward when either asks for it.
+    if (auto seen = first_of_directory.find(e.directory); seen != first_of_directory.end()) {
+      e.c.backward = e.c.backward || entries[seen->second].c.backward;
+      entries[seen->second].c.backward = e.c.backward;
+    } else {
+      first_of_directory[e.directory] = entries.size();
+    }
+    const std::string note = "flashproof export --seed " + std::to_string(spec.generator.seed) + ": case " +
+                             std::to_string(index) + ", kind " + f.kind + ", masks " + masks_name(spec.masks) +
+                             "; set impl to imported:<backend> to replay it";
+    exchange::write_case(spec.out, e.c, note);
+    e.logit_scale = fuzz::max_scaled_logit(e.c.problem, generate_inputs(e.c.problem, e.c.dist, e.c.seed));
+    entries.push_back(std::move(e));
+  }
+  write_index(spec, entries);
+  return entries;
+}
+
+int run_export_command(Args a) {
+  ExportSpec spec;
+  bool seed_given = false;
+  while (!a.done()) {
+    Arg item(a);
+    const std::string_view arg = item.name;
+    if (arg == "--seed") {
+      spec.generator.seed = parse_number<std::uint64_t>(arg, item.next());
+      seed_given = true;
+    } else if (arg == "--cases") {
+      spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next()));
+    } else if (arg == "--dtype") {
+      spec.generator.dtypes.clear();
+      for (const std::string& name : comma_list(item.next())) {
+        const std::optional<DType> t = parse_dtype(name);
+        if (!t) throw UsageError("--dtype: unknown dtype '" + name + "' (fp16, bf16, fp32)");
+        spec.generator.dtypes.push_back(*t);
+      }
+      if (spec.generator.dtypes.empty()) throw UsageError("--dtype needs at least one dtype");
+    } else if (arg == "--backward") {
+      const std::string_view v = item.next();
+      using D = fuzz::GeneratorSettings::Direction;
+      if (v == "yes") spec.generator.direction = D::backward;
+      else if (v == "no") spec.generator.direction = D::forward;
+      else if (v == "both") spec.generator.direction = D::both;
+      else throw UsageError("--backward expects yes, no or both, got '" + std::string(v) + "'");
+    } else if (arg == "--max-seqlen") {
+      spec.generator.max_seqlen = parse_count(arg, item.next());
+    } else if (arg == "--max-work") {
+      spec.generator.max_work = parse_count(arg, item.next());
+    } else if (arg == "--masks") {
+      const std::string_view v = item.next();
+      if (v == "any") spec.masks = MaskRewrite::any;
+      else if (v == "none") spec.masks = MaskRewrite::none;
+      else if (v == "causal-square") spec.masks = MaskRewrite::causal_square;
+      else throw UsageError("--masks expects none, causal-square or any, got '" + std::string(v) + "'");
+    } else if (arg == "--out") {
+      spec.out = std::string(item.next());
+      if (spec.out.empty()) throw UsageError("--out needs a directory");
+    } else {
+      throw UsageError("unknown option '" + std::string(arg) + "' for export");
+    }
+  }
+  if (!seed_given) throw UsageError("export needs --seed S (the cases are a function of it)");
+  if (spec.cases == 0) throw UsageError("export needs --cases N");
+  if (spec.out.empty()) throw UsageError("export needs --out DIR");
+  const std::vector<ExportedCase> entries = export_cases(spec);
+  std::cout << "export: " << entries.size() << " cases (masks " << masks_name(spec.masks) << ") in " << spec.out
+            << "; index: " << spec.out << "/index.json\n";
+  return 0;
+}
+
+}  // namespace flashproof::cli

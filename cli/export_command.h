@@ -1,0 +1,45 @@
+// `flashproof export` (docs/exchange.md): a fuzz campaign's cases written as exchange case
+// directories (harness/exchange.h), for an implementation that runs elsewhere (PyTorch's SDPA
+// backends: bench/torch_sdpa_accuracy.py), plus DIR/index.json listing them in campaign order.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cli/args.h"
+#include "fuzz/case_generator.h"
+
+namespace flashproof::cli {
+
+// What export does to the generator's masks. SDPA's is_causal is top-left aligned, SPEC's causal
+// bottom-right; the two agree when seqlen_q == seqlen_k, so causal_square makes both lengths the
+// smaller one (which also keeps the case within the generator's work cap).
+enum class MaskRewrite { any, none, causal_square };
+
+struct ExportSpec {
+  fuzz::GeneratorSettings generator;
+  std::uint64_t cases = 0;  // campaign indices 0 .. cases-1
+  MaskRewrite masks = MaskRewrite::any;
+  std::string out;
+};
+
+struct ExportedCase {
+  std::uint64_t index = 0;
+  std::string directory;  // relative to the export's root
+  Case c;                 // as exported (masks rewritten), impl ""
+  std::string kind;       // the generator's kind (docs/fuzz.md)
+  double logit_scale = 0;
+};
+
+// The case `index` of the campaign with the spec's generator, after the mask rewrite.
+fuzz::FuzzCase exported_case(const ExportSpec& spec, std::uint64_t index);
+
+// Writes the case directories and OUT/index.json; returns the entries. Throws
+// std::invalid_argument (one line) for a spec that cannot run, std::runtime_error when a file
+// cannot be written.
+std::vector<ExportedCase> export_cases(const ExportSpec& spec);
+
+int run_export_command(Args args);
+
+}  // namespace flashproof::cli

@@ -1,0 +1,210 @@
+#include "harness/exchange.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/json.h"
+#include "harness/case_file.h"
+
+namespace flashproof::exchange {
+namespace fs = std::filesystem;
+namespace {
+
+template <class F>
+void for_each_element(const Shape& s, F&& f) {
+  for (std::int64_t a = 0; a < s[0]; ++a)
+    for (std::int64_t b = 0; b < s[1]; ++b)
+      for (std::int64_t c = 0; c < s[2]; ++c)
+        for (std::int64_t d = 0; d < s[3]; ++d) f(a, b, c, d);
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(path + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw std::runtime_error(path + ": cannot read");
+  return text.str();
+}
+
+std::string shape_json(std::initializer_list<std::int64_t> dims) {
+  std::string s = "[";
+  for (std::int64_t d : dims) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
+  return s + "]";
+}
+
+// SDPA's is_causal masks top-left aligned, SPEC's causal bottom-right: they agree only when the
+// sequence lengths do. "null" where SDPA's flag cannot express the mask.
+std::string sdpa_is_causal(const Problem& p) {
+  if (!p.has_mask()) return "false";
+  return p.causal() && p.seqlen_q == p.seqlen_k ? "true" : "null";
+}
+
+std::string meta_json(const Case& c, const Inputs& in) {
+  const Problem& p = c.problem;
+  const float scale = p.softmax_scale();
+  const std::string q = tensor_bytes(in.q), k = tensor_bytes(in.k), v = tensor_bytes(in.v),
+                    dout = tensor_bytes(in.dout);
+  const std::uint64_t all = fnv1a64(dout, fnv1a64(v, fnv1a64(k, fnv1a64(q))));
+  std::ostringstream o;
+  o << "{\n  \"format\": \"flashproof-exchange-case\",\n  \"version\": 1,\n"
+    << "  \"dtype\": " << json_quote(dtype_name(p.dtype)) << ",\n"
+    << "  \"element_bytes\": " << dtype_bytes(p.dtype) << ",\n"
+    << "  \"batch\": " << p.batch << ",\n  \"heads_q\": " << p.heads_q << ",\n  \"heads_kv\": " << p.heads_kv
+    << ",\n  \"seqlen_q\": " << p.seqlen_q << ",\n  \"seqlen_k\": " << p.seqlen_k << ",\n  \"head_dim\": " << p.head_dim
+    << ",\n  \"q_shape\": " << shape_json({p.batch, p.seqlen_q, p.heads_q, p.head_dim})
+    << ",\n  \"kv_shape\": " << shape_json({p.batch, p.seqlen_k, p.heads_kv, p.head_dim})
+    << ",\n  \"lse_shape\": " << shape_json({p.batch, p.heads_q, p.seqlen_q})
+    << ",\n  \"softmax_scale\": " << json_number(scale)
+    << ",\n  \"softmax_scale_bits\": \"0x" << hex64(std::bit_cast<std::uint32_t>(scale)).substr(8) << "\""
+    << ",\n  \"window_left\": " << p.window_left << ",\n  \"window_right\": " << p.window_right
+    << ",\n  \"causal\": " << (p.causal() ? "true" : "false")
+    << ",\n  \"mask\": \"" << (!p.has_mask() ? "none" : p.causal() ? "causal" : "window") << "\""
+    << ",\n  \"sdpa_is_causal\": " << sdpa_is_causal(p)
+    << ",\n  \"backward\": " << (c.backward ? "true" : "false")
+    << ",\n  \"distribution\": " << json_quote(distribution_name(c.dist)) << ",\n  \"seed\": \"" << c.seed << "\""
+    << ",\n  \"checksum\": \"" << hex64(all) << "\",\n  \"checksums\": {\"q\": \"" << hex64(fnv1a64(q))
+    << "\", \"k\": \"" << hex64(fnv1a64(k)) << "\", \"v\": \"" << hex64(fnv1a64(v)) << "\", \"dout\": \""
+    << hex64(fnv1a64(dout)) << "\"}\n}\n";
+  return o.str();
+}
+
+bool valid_backend_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+           ch == '_' || ch == '-';
+  });
+}
+
+}  // namespace
+
+std::uint64_t fnv1a64(std::string_view bytes, std::uint64_t h) {
+  for (unsigned char b : bytes) h = (h ^ b) * 0x100000001b3ULL;
+  return h;
+}
+
+std::string hex64(std::uint64_t x) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
+  return buf;
+}
+
+std::string case_directory_name(const Case& c) {
+  Case key = c;
+  key.impl.clear();
+  key.backward = false;
+  return hex64(fnv1a64(case_to_json(key)));
+}
+
+std::string tensor_bytes(const HostTensor& t) {
+  const int n = dtype_bytes(t.dtype());
+  std::string out;
+  out.reserve(static_cast<std::size_t>(t.numel() * n));
+  for_each_element(t.shape(), [&](auto a, auto b, auto c, auto d) {
+    const std::uint32_t bits = t.bits(a, b, c, d);
+    for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xFF));
+  });
+  return out;
+}
+
+void write_tensor_file(const std::string& path, const HostTensor& t) { write_file(path, tensor_bytes(t)); }
+
+void read_tensor_file_into(const std::string& path, HostTensor& into) {
+  const std::string bytes = read_file(path);
+  const int n = dtype_bytes(into.dtype());
+  const auto expected = static_cast<std::size_t>(into.numel() * n);
+  if (bytes.size() != expected)
+    throw std::runtime_error(path + ": holds " + std::to_string(bytes.size()) + " bytes, expected " +
+                             std::to_string(expected) + " (" + into.describe() + ")");
+  std::size_t at = 0;
+  for_each_element(into.shape(), [&](auto a, auto b, auto c, auto d) {
+    std::uint32_t bits = 0;
+    for (int i = 0; i < n; ++i) bits |= std::uint32_t{static_cast<unsigned char>(bytes[at++])} << (8 * i);
+    into.set_bits(a, b, c, d, bits);
+  });
+}
+
+HostTensor read_tensor_file(const std::string& path, DType dtype, Shape shape, int rank) {
+  HostTensor t(dtype, shape, rank);
+  read_tensor_file_into(path, t);
+  return t;
+}
+
+std::string write_case(const std::string& root, const Case& c, const std::string& note) {
+  if (const std::string e = c.problem.validate(); !e.empty()) throw std::invalid_argument(e);
+  const std::string name = case_directory_name(c);
+  const fs::path dir = fs::path(root) / name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir)) throw std::runtime_error("cannot create directory " + dir.string());
+  write_case_file((dir / "case.json").string(), c, {}, note);
+  const Inputs in = generate_inputs(c.problem, c.dist, c.seed);
+  write_tensor_file((dir / "q.bin").string(), in.q);
+  write_tensor_file((dir / "k.bin").string(), in.k);
+  write_tensor_file((dir / "v.bin").string(), in.v);
+  write_tensor_file((dir / "dout.bin").string(), in.dout);
+  write_file(dir / "meta.json", meta_json(c, in));
+  return name;
+}
+
+Inputs read_inputs(const std::string& case_dir, const Problem& p) {
+  const fs::path dir(case_dir);
+  return {read_tensor_file((dir / "q.bin").string(), p.dtype, p.q_shape()),
+          read_tensor_file((dir / "k.bin").string(), p.dtype, p.kv_shape()),
+          read_tensor_file((dir / "v.bin").string(), p.dtype, p.kv_shape()),
+          read_tensor_file((dir / "dout.bin").string(), p.dtype, p.q_shape())};
+}
+
+void write_outputs(const std::string& case_dir, const std::string& backend, const Outputs& out) {
+  if (!valid_backend_name(backend)) throw std::invalid_argument("invalid backend name " + shown(backend));
+  const fs::path dir = fs::path(case_dir) / backend;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir)) throw std::runtime_error("cannot create directory " + dir.string());
+  write_tensor_file((dir / "o.bin").string(), out.o);
+  write_tensor_file((dir / "lse.bin").string(), out.lse);
+  if (out.dq.empty()) return;
+  write_tensor_file((dir / "dq.bin").string(), out.dq);
+  write_tensor_file((dir / "dk.bin").string(), out.dk);
+  write_tensor_file((dir / "dv.bin").string(), out.dv);
+}
+
+std::vector<StoredCase> list_cases(const std::string& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) throw std::invalid_argument("exchange root '" + root + "' is not a directory");
+  std::vector<StoredCase> cases;
+  for (const fs::directory_entry& e : fs::directory_iterator(root, ec)) {
+    const fs::path file = e.path() / "case.json";
+    if (e.is_directory(ec) && fs::is_regular_file(file, ec))
+      cases.push_back({e.path().string(), read_case_file(file.string()).c});
+  }
+  std::sort(cases.begin(), cases.end(), [](const StoredCase& a, const StoredCase& b) { return a.dir < b.dir; });
+  return cases;
+}
+
+std::vector<std::string> list_backends(const std::vector<StoredCase>& cases) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const StoredCase& sc : cases)
+    for (const fs::directory_entry& e : fs::directory_iterator(sc.dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_directory(ec) && valid_backend_name(name)) names.push_back(name);
+    }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+}  // namespace flashproof::exchange

@@ -1,0 +1,387 @@
+// The exchange format and the imported implementation: exported cases are the generator's (masks
+// rewritten as asked), outputs written by a stand-in backend (the naive baseline) come back bit
+// for bit and are judged like the naive run, a corrupted output fails, a missing one is
+// unsupported, foreign inputs are refused; and the CLI end to end (export, FLASHPROOF_IMPORT with
+// list, replay and fuzz, and bench/judge_imported.py feeding `flashproof report`).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/export_command.h"
+#include "core/json.h"
+#include "harness/case_file.h"
+#include "harness/exchange.h"
+#include "harness/imported_attention.h"
+#include "kernels/naive/naive_attention.h"
+#include "kernels/registry.h"
+
+namespace flashproof {
+namespace {
+
+namespace fs = std::filesystem;
+using cli::ExportedCase;
+using cli::ExportSpec;
+using cli::MaskRewrite;
+
+fs::path scratch(const std::string& name) {
+  const fs::path d = fs::path(testing::TempDir()) / ("exchange_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+ExportSpec small_spec(const fs::path& out, MaskRewrite masks = MaskRewrite::any) {
+  ExportSpec s;
+  s.generator.seed = 11;
+  s.generator.max_seqlen = 40;
+  s.generator.max_work = 1 << 14;
+  s.cases = 8;
+  s.masks = masks;
+  s.out = out.string();
+  return s;
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool same_bits(const HostTensor& a, const HostTensor& b) {
+  return exchange::tensor_bytes(a) == exchange::tensor_bytes(b);
+}
+
+// What a backend would write: the naive baseline's outputs on the stored inputs.
+Outputs naive_outputs(const std::string& case_dir, const Case& c) {
+  AttentionImpl* naive = find_implementation("naive");
+  return run_implementation(*naive, c.problem, c.backward, exchange::read_inputs(case_dir, c.problem));
+}
+
+void write_naive_backend(const fs::path& root, const std::string& backend) {
+  for (const exchange::StoredCase& sc : exchange::list_cases(root.string()))
+    exchange::write_outputs(sc.dir, backend, naive_outputs(sc.dir, sc.c));
+}
+
+// An implementation judged under another arithmetic model, so that the imported outputs and the
+// naive run can be held to the same bound.
+class UnderModel final : public AttentionImpl {
+ public:
+  UnderModel(AttentionImpl& inner, ArithmeticModel model) : inner_(inner), model_(model) {}
+  std::string name() const override { return inner_.name(); }
+  std::string description() const override { return inner_.description(); }
+  std::string where() const override { return inner_.where(); }
+  ArithmeticModel arithmetic_model() const override { return model_; }
+  std::string unsupported_reason(const Problem& p, bool b) const override { return inner_.unsupported_reason(p, b); }
+  void forward(const Problem& p, const ForwardArgs& a) override { inner_.forward(p, a); }
+  void backward(const Problem& p, const BackwardArgs& a) override { inner_.backward(p, a); }
+
+ private:
+  AttentionImpl& inner_;
+  ArithmeticModel model_;
+};
+
+class Exchange : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = new fs::path(scratch("suite"));
+    entries_ = new std::vector<ExportedCase>(cli::export_cases(small_spec(*root_)));
+    write_naive_backend(*root_, "fake-naive");
+    register_imported_implementations(root_->string());
+  }
+  static const fs::path& root() { return *root_; }
+  static const std::vector<ExportedCase>& entries() { return *entries_; }
+  static std::string dir_of(const ExportedCase& e) { return (root() / e.directory).string(); }
+  static Case with_impl(Case c, const std::string& impl) {
+    c.impl = impl;
+    return c;
+  }
+  // The first exported case the naive baseline passes in the domain, forward or backward.
+  static const ExportedCase& passing_case(bool backward) {
+    for (const ExportedCase& e : entries()) {
+      if (e.c.backward != backward) continue;
+      const CheckRecord r = run_check(with_impl(e.c, "naive"));
+      if (r.verdict == Verdict::pass && r.in_domain) return e;
+    }
+    throw std::logic_error("no passing case in the export");
+  }
+
+ private:
+  static inline fs::path* root_ = nullptr;
+  static inline std::vector<ExportedCase>* entries_ = nullptr;
+};
+
+TEST_F(Exchange, ExportWritesTheGeneratorsCasesAndTheirInputs) {
+  const ExportSpec spec = small_spec(root());
+  ASSERT_EQ(entries().size(), spec.cases);
+  const Json index = parse_json(read_text(root() / "index.json"));
+  ASSERT_EQ(index.find("cases")->items.size(), spec.cases);
+  bool both_directions[2] = {false, false};
+  for (const ExportedCase& e : entries()) {
+    const fuzz::FuzzCase f = fuzz::generate_case(spec.generator, e.index);
+    EXPECT_EQ(case_to_json(e.c), case_to_json(f.c)) << "masks any keeps the generator's case";
+    EXPECT_EQ(e.directory, exchange::case_directory_name(e.c));
+    const CaseFile stored = read_case_file(dir_of(e) + "/case.json");
+    EXPECT_EQ(case_to_json(stored.c), case_to_json(e.c));
+    const Inputs given = generate_inputs(e.c.problem, e.c.dist, e.c.seed);
+    const Inputs read = exchange::read_inputs(dir_of(e), e.c.problem);
+    EXPECT_TRUE(same_bits(read.q, given.q));
+    EXPECT_TRUE(same_bits(read.dout, given.dout));
+    const Json meta = parse_json(read_text(fs::path(dir_of(e)) / "meta.json"));
+    EXPECT_EQ(meta.find("softmax_scale")->number(), static_cast<double>(e.c.problem.softmax_scale()));
+    EXPECT_EQ(meta.find("checksums")->find("q")->text, exchange::hex64(exchange::fnv1a64(exchange::tensor_bytes(given.q))));
+    both_directions[e.c.backward] = true;
+  }
+  EXPECT_TRUE(both_directions[0] && both_directions[1]) << "the export should hold forward and backward cases";
+}
+
+TEST_F(Exchange, MaskRewritesGiveSdpaExpressibleCases) {
+  for (MaskRewrite m : {MaskRewrite::none, MaskRewrite::causal_square}) {
+    const ExportSpec spec = small_spec(root(), m);
+    for (std::uint64_t i = 0; i < 40; ++i) {
+      const Problem p = cli::exported_case(spec, i).c.problem;
+      const Problem original = fuzz::generate_case(spec.generator, i).c.problem;
+      if (m == MaskRewrite::none) {
+        EXPECT_FALSE(p.has_mask()) << i;
+      } else {
+        EXPECT_TRUE(p.causal()) << i;
+        EXPECT_EQ(p.seqlen_q, std::min(original.seqlen_q, original.seqlen_k)) << i;
+        EXPECT_EQ(p.seqlen_k, p.seqlen_q) << i;
+      }
+      EXPECT_LE(p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim, spec.generator.max_work) << i;
+    }
+  }
+}
+
+TEST_F(Exchange, ImportedOutputsAreTheBackendsBitForBit) {
+  AttentionImpl* imported = find_implementation("imported:fake-naive");
+  ASSERT_NE(imported, nullptr);
+  EXPECT_EQ(imported->where(), "file");
+  EXPECT_EQ(imported->arithmetic_model(), ArithmeticModel::flash);
+  for (const ExportedCase& e : entries()) {
+    const Inputs in = generate_inputs(e.c.problem, e.c.dist, e.c.seed);
+    const Outputs got = run_implementation(*imported, e.c.problem, e.c.backward, in);
+    const Outputs want = run_implementation(*find_implementation("naive"), e.c.problem, e.c.backward, in);
+    EXPECT_TRUE(same_bits(got.o, want.o)) << e.index;
+    EXPECT_TRUE(same_bits(got.lse, want.lse)) << e.index;
+    if (!e.c.backward) continue;
+    EXPECT_TRUE(same_bits(got.dq, want.dq)) << e.index;
+    EXPECT_TRUE(same_bits(got.dk, want.dk)) << e.index;
+    EXPECT_TRUE(same_bits(got.dv, want.dv)) << e.index;
+  }
+}
+
+TEST_F(Exchange, VerdictsAreTheNaiveRunsUnderTheSameModel) {
+  AttentionImpl& imported = *find_implementation("imported:fake-naive");
+  UnderModel as_naive(imported, ArithmeticModel::naive);
+  for (const ExportedCase& e : entries()) {
+    const CheckRecord naive = run_check(with_impl(e.c, "naive"));
+    const CheckRecord same_model = run_check(with_impl(e.c, "imported:fake-naive"), as_naive);
+    const CheckRecord flash_model = run_check(with_impl(e.c, "imported:fake-naive"));
+    EXPECT_EQ(flash_model.impl_where, "file");
+    EXPECT_EQ(same_model.verdict, naive.verdict) << e.index;
+    ASSERT_EQ(same_model.tensors.size(), naive.tensors.size());
+    for (std::size_t t = 0; t < naive.tensors.size(); ++t) {
+      EXPECT_EQ(same_model.tensors[t].verdict, naive.tensors[t].verdict) << e.index << " " << naive.tensors[t].name;
+      EXPECT_EQ(flash_model.tensors[t].errors.max_abs, naive.tensors[t].errors.max_abs) << e.index;
+      EXPECT_EQ(flash_model.tensors[t].errors.max_ulps, naive.tensors[t].errors.max_ulps) << e.index;
+    }
+  }
+}
+
+// One element of O (the largest in magnitude) moved by 2048 units in the last place.
+TEST_F(Exchange, ACorruptedOutputFails) {
+  const ExportedCase& e = passing_case(false);
+  Outputs out = naive_outputs(dir_of(e), e.c);
+  std::int64_t worst = 0;
+  double largest = -1;
+  for (std::int64_t i = 0; i < out.o.storage_elements(); ++i)
+    if (const double x = std::fabs(from_bits(out.o.dtype(), out.o.raw_bits(i))); x > largest) largest = x, worst = i;
+  out.o.set_raw_bits(worst, out.o.raw_bits(worst) + 2048);
+  exchange::write_outputs(dir_of(e), "fake-corrupt", out);
+  const auto corrupt = make_imported_attention(root().string(), "fake-corrupt");
+  EXPECT_EQ(run_check(with_impl(e.c, "imported:fake-naive")).verdict, Verdict::pass);
+  const CheckRecord r = run_check(with_impl(e.c, "imported:fake-corrupt"), *corrupt);
+  EXPECT_EQ(r.verdict, Verdict::fail);
+  EXPECT_EQ(r.tensors[0].name, "O");
+  EXPECT_EQ(r.tensors[0].verdict, Verdict::fail);
+}
+
+TEST_F(Exchange, MissingOutputsAreUnsupportedOrNamed) {
+  const ExportedCase& forward = passing_case(false);
+  const ExportedCase& backward = passing_case(true);
+  exchange::write_outputs(dir_of(forward), "fake-partial", naive_outputs(dir_of(forward), forward.c));
+  Outputs partial = naive_outputs(dir_of(backward), backward.c);
+  exchange::write_outputs(dir_of(backward), "fake-partial", partial);
+  fs::remove(fs::path(dir_of(backward)) / "fake-partial" / "dq.bin");
+  const auto impl = make_imported_attention(root().string(), "fake-partial");
+  EXPECT_EQ(impl->unsupported_reason(forward.c.problem, false), "");
+  EXPECT_EQ(impl->unsupported_reason(backward.c.problem, true), "");
+  const ExportedCase* other = nullptr;
+  for (const ExportedCase& e : entries()) {
+    if (e.directory == forward.directory || e.directory == backward.directory) continue;
+    EXPECT_EQ(impl->unsupported_reason(e.c.problem, e.c.backward), "no imported outputs of fake-partial for this case")
+        << e.index;
+    other = &e;
+  }
+  // A refusal's reason is shown; a problem nobody exported says so.
+  ASSERT_NE(other, nullptr);
+  fs::create_directories(fs::path(dir_of(*other)) / "fake-partial");
+  std::ofstream(fs::path(dir_of(*other)) / "fake-partial" / "refused.txt") << "head_dim must be a multiple of 8\n";
+  EXPECT_EQ(impl->unsupported_reason(other->c.problem, false),
+            "no imported outputs of fake-partial for this case (refused: head_dim must be a multiple of 8)");
+  Problem unknown = forward.c.problem;
+  unknown.head_dim += 1;
+  EXPECT_NE(impl->unsupported_reason(unknown, false).find("no exported case has this problem"), std::string::npos);
+  // A removed dq.bin is a one-line error naming it, when the backward runs.
+  const Inputs in = generate_inputs(backward.c.problem, backward.c.dist, backward.c.seed);
+  try {
+    run_implementation(*impl, backward.c.problem, true, in);
+    ADD_FAILURE() << "a missing dq.bin should throw";
+  } catch (const std::runtime_error& err) {
+    EXPECT_NE(std::string(err.what()).find("fake-partial/dq.bin: no such file"), std::string::npos) << err.what();
+    EXPECT_EQ(std::string(err.what()).find('\n'), std::string::npos);
+  }
+  // o.bin removed afterwards: unsupported from then on.
+  fs::remove(fs::path(dir_of(forward)) / "fake-partial" / "o.bin");
+  EXPECT_EQ(impl->unsupported_reason(forward.c.problem, false), "no imported outputs of fake-partial for this case");
+}
+
+TEST_F(Exchange, ForeignInputsAreRefused) {
+  const ExportedCase& e = entries()[0];
+  AttentionImpl& imported = *find_implementation("imported:fake-naive");
+  const Inputs other = generate_inputs(e.c.problem, e.c.dist, e.c.seed + 1);
+  try {
+    run_implementation(imported, e.c.problem, false, other);
+    ADD_FAILURE() << "inputs that were not exported should throw";
+  } catch (const std::invalid_argument& err) {
+    EXPECT_NE(std::string(err.what()).find("the inputs differ from those exported"), std::string::npos) << err.what();
+  }
+  Case moved = with_impl(e.c, "imported:fake-naive");
+  moved.seed += 1;  // same problem, other inputs: the check runs and the implementation refuses them
+  EXPECT_THROW(run_check(moved), std::invalid_argument);
+}
+
+TEST_F(Exchange, RegisteringTwiceIsHarmlessAndABadRootIsOneLine) {
+  AttentionImpl* before = find_implementation("imported:fake-naive");
+  const std::vector<std::string> names = register_imported_implementations(root().string());
+  EXPECT_NE(std::find(names.begin(), names.end(), "imported:fake-naive"), names.end());
+  EXPECT_EQ(find_implementation("imported:fake-naive"), before);
+  try {
+    register_imported_implementations((root() / "nowhere").string());
+    ADD_FAILURE() << "a missing root should throw";
+  } catch (const std::invalid_argument& err) {
+    EXPECT_NE(std::string(err.what()).find("is not a directory"), std::string::npos);
+  }
+}
+
+// --- the command line -------------------------------------------------------------------------
+
+struct Result {
+  int status;
+  std::string out, err;
+};
+
+Result run(const std::string& command) {
+  const std::string err_file = testing::TempDir() + "exchange_stderr_" + std::to_string(::getpid()) + ".txt";
+  Result r{};
+  FILE* p = ::popen((command + " 2>" + err_file).c_str(), "r");
+  std::array<char, 4096> buf;
+  while (std::size_t n = std::fread(buf.data(), 1, buf.size(), p)) r.out.append(buf.data(), n);
+  const int raw = ::pclose(p);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  r.err = read_text(err_file);
+  std::remove(err_file.c_str());
+  return r;
+}
+
+const std::string kBin = FLASHPROOF_BIN;
+const std::string kExport = " export --seed 5 --cases 4 --max-seqlen 32 --max-work 16384 --dtype fp16,bf16";
+
+TEST(ExchangeCli, ExportWritesIndexAndRewritesMasks) {
+  const fs::path out = scratch("cli_masks");
+  const Result r = run(kBin + kExport + " --masks causal-square --out " + out.string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Json index = parse_json(read_text(out / "index.json"));
+  ASSERT_EQ(index.find("cases")->items.size(), 4u);
+  EXPECT_EQ(index.find("parameters")->find("masks")->text, "causal-square");
+  for (const Json& entry : index.find("cases")->items) {
+    const CaseFile cf = read_case_file((out / entry.find("directory")->text / "case.json").string());
+    EXPECT_TRUE(cf.c.problem.causal());
+    EXPECT_EQ(cf.c.problem.seqlen_q, cf.c.problem.seqlen_k);
+    EXPECT_TRUE(fs::is_regular_file(out / entry.find("directory")->text / "dout.bin"));
+  }
+}
+
+TEST(ExchangeCli, BadInputIsOneLineAndStatusTwo) {
+  const fs::path out = scratch("cli_bad");
+  const std::string to = " --out " + out.string();
+  for (const std::string& args : {" export --cases 4" + to, kExport + " --masks diagonal" + to,
+                                  kExport + " --backward maybe" + to, kExport, kExport + " --dtype fp8" + to}) {
+    const Result r = run(kBin + args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+  }
+  const Result r = run("FLASHPROOF_IMPORT=" + (out / "nowhere").string() + " " + kBin + " list");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("FLASHPROOF_IMPORT: exchange root"), std::string::npos) << r.err;
+}
+
+// Export, a stand-in backend's outputs, then the imported implementation through list, replay,
+// a fuzz campaign of the same seed and settings, and the judge script with `flashproof report`.
+TEST(ExchangeCli, ImportedOutputsAreJudgedEndToEnd) {
+  const fs::path out = scratch("cli_e2e");
+  ASSERT_EQ(run(kBin + kExport + " --out " + out.string()).status, 0);
+  write_naive_backend(out, "fake-naive");
+  const std::string env = "FLASHPROOF_IMPORT=" + out.string() + " ";
+
+  const Result list = run(env + kBin + " list");
+  EXPECT_NE(list.out.find("imported:fake-naive\tfile"), std::string::npos) << list.out << list.err;
+
+  // replay of an exported case.json with the implementation set.
+  const exchange::StoredCase first = exchange::list_cases(out.string()).front();
+  const fs::path replay_file = scratch("cli_e2e_case.json");
+  write_case_file(replay_file.string(), [&] { Case c = first.c; c.impl = "imported:fake-naive"; return c; }());
+  const Result replay = run(env + kBin + " replay --json " + replay_file.string());
+  EXPECT_LE(replay.status, 1) << replay.err;
+  EXPECT_NE(replay.out.find("\"where\": \"file\""), std::string::npos) << replay.out;
+
+  // The same seed and settings as the export (masks any): the campaign runs exactly those cases.
+  const fs::path campaign = scratch("cli_e2e_campaign");
+  const Result fuzz = run(env + kBin + " fuzz --impl imported:fake-naive --seed 5 --cases 4 --max-seqlen 32 "
+                          "--max-work 16384 --dtype fp16,bf16 --no-shrink --out " + campaign.string());
+  EXPECT_LE(fuzz.status, 1) << fuzz.out << fuzz.err;
+  std::istringstream lines(read_text(campaign / "cases.jsonl"));
+  int records = 0;
+  for (std::string line; std::getline(lines, line); ++records) {
+    const Json rec = parse_json(line);
+    EXPECT_EQ(rec.find("where")->text, "file") << line;
+    EXPECT_NE(rec.find("status")->text, "crash") << rec.find("error")->text;
+  }
+  EXPECT_EQ(records, 4);
+
+  // The judge script: every exported case under each implementation, as a campaign directory.
+  if (run("python3 --version").status != 0) GTEST_SKIP() << "no python3 for bench/judge_imported.py";
+  const fs::path judged = scratch("cli_e2e_judged");
+  const Result judge = run("python3 " FLASHPROOF_SOURCE_DIR "/bench/judge_imported.py " + out.string() +
+                           " --impl imported:fake-naive,naive --flashproof " + kBin + " --out " + judged.string());
+  ASSERT_LE(judge.status, 1) << judge.out << judge.err;
+  std::istringstream judged_lines(read_text(judged / "cases.jsonl"));
+  int judged_records = 0;
+  for (std::string line; std::getline(judged_lines, line); ++judged_records)
+    EXPECT_NE(parse_json(line).find("status")->text, "crash") << line;
+  EXPECT_EQ(judged_records, 8);
+  const Result report = run(kBin + " report " + judged.string() + " --out " + (judged / "report").string());
+  EXPECT_EQ(report.status, 0) << report.err;
+  EXPECT_NE(read_text(judged / "report" / "summary.md").find("imported:fake-naive"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flashproof
