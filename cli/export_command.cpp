@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/generator_options.h"
 #include "core/json.h"
 #include "fuzz/case_runner.h"
 #include "harness/exchange.h"
@@ -25,17 +26,6 @@ const char* masks_name(MaskRewrite m) {
 const char* direction_name(fuzz::GeneratorSettings::Direction d) {
   using D = fuzz::GeneratorSettings::Direction;
   return d == D::forward ? "no" : d == D::backward ? "yes" : "both";
-}
-
-std::vector<std::string> comma_list(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', begin), text.size());
-    if (comma > begin) out.emplace_back(text.substr(begin, comma - begin));
-    begin = comma + 1;
-  }
-  return out;
 }
 
 std::string summary(const ExportedCase& e) {
@@ -115,30 +105,10 @@ int run_export_command(Args a) {
   while (!a.done()) {
     Arg item(a);
     const std::string_view arg = item.name;
-    if (arg == "--seed") {
-      spec.generator.seed = parse_number<std::uint64_t>(arg, item.next());
-      seed_given = true;
+    if (parse_generator_option(item, spec.generator, seed_given)) {
+      continue;
     } else if (arg == "--cases") {
       spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next()));
-    } else if (arg == "--dtype") {
-      spec.generator.dtypes.clear();
-      for (const std::string& name : comma_list(item.next())) {
-        const std::optional<DType> t = parse_dtype(name);
-        if (!t) throw UsageError("--dtype: unknown dtype '" + name + "' (fp16, bf16, fp32)");
-        spec.generator.dtypes.push_back(*t);
-      }
-      if (spec.generator.dtypes.empty()) throw UsageError("--dtype needs at least one dtype");
-    } else if (arg == "--backward") {
-      const std::string_view v = item.next();
-      using D = fuzz::GeneratorSettings::Direction;
-      if (v == "yes") spec.generator.direction = D::backward;
-      else if (v == "no") spec.generator.direction = D::forward;
-      else if (v == "both") spec.generator.direction = D::both;
-      else throw UsageError("--backward expects yes, no or both, got '" + std::string(v) + "'");
-    } else if (arg == "--max-seqlen") {
-      spec.generator.max_seqlen = parse_count(arg, item.next());
-    } else if (arg == "--max-work") {
-      spec.generator.max_work = parse_count(arg, item.next());
     } else if (arg == "--masks") {
       const std::string_view v = item.next();
       if (v == "any") spec.masks = MaskRewrite::any;

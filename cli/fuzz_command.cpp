@@ -5,26 +5,11 @@
 #include <iostream>
 #include <optional>
 
+#include "cli/generator_options.h"
 #include "fuzz/campaign.h"
 #include "kernels/registry.h"
 
 namespace flashproof::cli {
-namespace {
-
-std::vector<std::string> split_list(std::string_view text) {
-  std::vector<std::string> out;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const std::size_t comma = text.find(',', begin);
-    const std::string_view item = text.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
-    if (!item.empty()) out.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    begin = comma + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 int run_fuzz_command(Args a) {
   fuzz::CampaignSpec spec;
@@ -34,20 +19,15 @@ int run_fuzz_command(Args a) {
   while (!a.done()) {
     Arg item(a);
     const std::string_view arg = item.name;
-    if (arg == "--impl") {
+    if (parse_generator_option(item, spec.generator, seed_given)) {
+      continue;
+    } else if (arg == "--impl") {
       const std::string_view v = item.next();
       spec.impls.clear();
       if (v == "all") {
         for (AttentionImpl* impl : implementations()) spec.impls.push_back(impl->name());
       } else {
         spec.impls = split_list(v);
-      }
-    } else if (arg == "--dtype") {
-      spec.generator.dtypes.clear();
-      for (const std::string& name : split_list(item.next())) {
-        const std::optional<DType> t = parse_dtype(name);
-        if (!t) throw UsageError("--dtype: unknown dtype '" + name + "' (fp16, bf16, fp32)");
-        spec.generator.dtypes.push_back(*t);
       }
     } else if (arg == "--cases") {
       spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next()));
@@ -56,23 +36,10 @@ int run_fuzz_command(Args a) {
       const double m = parse_float(arg, v);
       if (!(m > 0)) throw UsageError("--minutes must be positive, got " + std::string(v));
       spec.minutes = m;
-    } else if (arg == "--seed") {
-      spec.generator.seed = parse_number<std::uint64_t>(arg, item.next());
-      seed_given = true;
     } else if (arg == "--shard") {
       shard = fuzz::parse_shard(item.next());
     } else if (arg == "--shard-count") {
       shard_count = static_cast<std::uint64_t>(parse_count(arg, item.next()));
-    } else if (arg == "--backward") {
-      const std::string_view v = item.next();
-      if (v == "yes") spec.generator.direction = fuzz::GeneratorSettings::Direction::backward;
-      else if (v == "no") spec.generator.direction = fuzz::GeneratorSettings::Direction::forward;
-      else if (v == "both") spec.generator.direction = fuzz::GeneratorSettings::Direction::both;
-      else throw UsageError("--backward expects yes, no or both, got '" + std::string(v) + "'");
-    } else if (arg == "--max-seqlen") {
-      spec.generator.max_seqlen = parse_count(arg, item.next());
-    } else if (arg == "--max-work") {
-      spec.generator.max_work = parse_count(arg, item.next());
     } else if (arg == "--jobs") {
       spec.jobs = static_cast<int>(parse_count(arg, item.next()));
     } else if (arg == "--case-timeout") {

@@ -1,0 +1,50 @@
+#include "cli/generator_options.h"
+
+#include <optional>
+
+namespace flashproof::cli {
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string_view item = text.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    begin = comma + 1;
+  }
+  return out;
+}
+
+bool parse_generator_option(Arg& item, fuzz::GeneratorSettings& g, bool& seed_given) {
+  const std::string_view arg = item.name;
+  if (arg == "--seed") {
+    g.seed = parse_number<std::uint64_t>(arg, item.next());
+    seed_given = true;
+  } else if (arg == "--dtype") {
+    g.dtypes.clear();
+    for (const std::string& name : split_list(item.next())) {
+      const std::optional<DType> t = parse_dtype(name);
+      if (!t) throw UsageError("--dtype: unknown dtype '" + name + "' (fp16, bf16, fp32)");
+      g.dtypes.push_back(*t);
+    }
+    if (g.dtypes.empty()) throw UsageError("--dtype needs at least one dtype");
+  } else if (arg == "--backward") {
+    const std::string_view v = item.next();
+    using D = fuzz::GeneratorSettings::Direction;
+    if (v == "yes") g.direction = D::backward;
+    else if (v == "no") g.direction = D::forward;
+    else if (v == "both") g.direction = D::both;
+    else throw UsageError("--backward expects yes, no or both, got '" + std::string(v) + "'");
+  } else if (arg == "--max-seqlen") {
+    g.max_seqlen = parse_count(arg, item.next());
+  } else if (arg == "--max-work") {
+    g.max_work = parse_count(arg, item.next());
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace flashproof::cli
