@@ -238,8 +238,7 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   if (t.above_rigorous_bound > 0)
     fail(std::to_string(t.above_rigorous_bound) + " elements above the rigorous bound (error up to " +
          std::to_string(t.bound_ratio) + "x the bound)");
-  if (regression_applies && t.errors.above_bound > t.errors.nan_mismatch + t.errors.inf_mismatch)
-    fail("error above " + std::to_string(k).substr(0, 3) + "x the naive baseline's plus floor");
+  t.regression = regression_applies && t.errors.above_bound > t.errors.nan_mismatch + t.errors.inf_mismatch;
   if (t.errors.loose_reference > 0)
     fail("reference bound not far below the tolerance at " +
          std::to_string(t.errors.loose_reference) + " elements");
@@ -317,8 +316,10 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions
   r.verdict = Verdict::pass;
   for (const TensorCheck& t : r.tensors)
     if (t.verdict == Verdict::out_of_domain) r.verdict = Verdict::out_of_domain;
-  for (const TensorCheck& t : r.tensors)
+  for (const TensorCheck& t : r.tensors) {
     if (t.verdict == Verdict::fail) r.verdict = Verdict::fail;
+    r.regression = r.regression || t.regression;
+  }
   // Inputs outside the valid domain: accuracy is not promised (and the reference carries no bound
   // there), so the case is reported apart rather than failed.
   if (!r.inputs_in_domain) r.verdict = Verdict::out_of_domain;
@@ -377,6 +378,7 @@ std::string to_json(const CheckRecord& r) {
       << ", \"beyond_range\": " << t.beyond_range << ", \"overflow_as_inf\": " << t.overflow_as_inf
       << ", \"finite_beyond_range\": " << t.finite_beyond_range
       << ", \"regression_applies\": " << (t.regression_applies ? "true" : "false")
+      << ", \"regression\": " << (t.regression ? "true" : "false")
       << ",\n     \"rigorous_bound\": {\"above\": " << t.above_rigorous_bound
       << ", \"unbounded\": " << t.unbounded << ", \"inf_within_bound\": " << t.inf_within_bound
       << ", \"max_bound\": " << json_number(t.max_rigorous_bound)
@@ -390,6 +392,7 @@ std::string to_json(const CheckRecord& r) {
   s << "  ],\n  \"seconds\": {\"impl\": " << json_number(r.seconds_impl)
     << ", \"reference\": " << json_number(r.seconds_reference)
     << ", \"bounds\": " << json_number(r.seconds_bounds) << "},\n";
+  s << "  \"regression\": " << (r.regression ? "true" : "false") << ",\n";
   s << "  \"verdict\": " << json_quote(verdict_name(r.verdict)) << "\n}\n";
   return s.str();
 }
@@ -418,6 +421,9 @@ std::string to_table(const CheckRecord& r) {
       << (std::to_string(t.errors.nan_mismatch) + "/" + std::to_string(t.errors.inf_mismatch))
       << verdict_name(t.verdict) << "\n";
     for (const std::string& why : t.reasons) s << "       " << why << "\n";
+    if (t.regression)
+      s << "       accuracy regression (rule 3, reported, not failing here): error above the tolerance, k x "
+        << "the naive baseline's error + floor\n";
     if (t.inf_within_bound > 0)
       s << "       " << t.inf_within_bound << " infinities where the exact value is finite but the "
         << "rigorous bound reaches beyond the " << dtype_name(t.dtype) << " range (admitted)\n";
@@ -428,11 +434,11 @@ std::string to_table(const CheckRecord& r) {
   }
   s << "rules applied: no NaN/inf where the reference is finite; every element within its "
        "rigorous bound (docs/error-bounds.md Part 2; 'bound' is the largest, 'err/bound' the "
-       "largest ratio); error <= k x naive baseline + floor (k = 2 forward, 3 backward; n/a: "
-       "backward with |LSE| beyond the rule's range); reference finite and its bound far below "
-       "the tolerance; where the exact value overflows the dtype, the signed inf is accepted, a "
+       "largest ratio); reported, not failing (the property suite fails on it): error <= k x "
+       "naive baseline + floor (k = 2 forward, 3 backward; n/a: backward with |LSE| beyond the "
+       "rule's range); reference finite and its bound far below the tolerance; where the exact value overflows the dtype, the signed inf is accepted, a "
        "finite value fails, and the tensor is out-of-domain.\n";
-  s << "verdict: " << verdict_name(r.verdict) << "\n";
+  s << "verdict: " << verdict_name(r.verdict) << (r.regression ? " (accuracy regression reported)" : "") << "\n";
   return s.str();
 }
 

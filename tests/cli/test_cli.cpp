@@ -206,8 +206,9 @@ std::string hand_written_case(const std::string& check_options, const std::strin
 }
 
 // No implementation in this binary fails, so the failing replay is the naive baseline judged by
-// saved check options that admit no error at all (k = 0, no floor): the options are honoured, the
-// verdict is fail and the exit status 1, and the note is printed.
+// saved check options that admit no error at all (k = 0, no floor): the options are honoured (the
+// accuracy regression is reported; with a zero tolerance the reference's bound is not far below
+// it, so the verdict is fail and the exit status 1), and the note is printed.
 TEST(Cli, ReplayJudgesWithTheSavedOptions) {
   const std::string file = temp_path("strict_case.json");
   write_file(file, hand_written_case(""));
@@ -219,10 +220,13 @@ TEST(Cli, ReplayJudgesWithTheSavedOptions) {
   const Result strict = run("replay " + file);
   EXPECT_EQ(strict.status, 1) << strict.out << strict.err;
   EXPECT_NE(strict.out.find("verdict: fail"), std::string::npos) << strict.out;
+  EXPECT_NE(strict.out.find("accuracy regression (rule 3, reported"), std::string::npos) << strict.out;
+  EXPECT_EQ(lenient.out.find("accuracy regression (rule 3"), std::string::npos) << lenient.out;
   const Result strict_json = run("replay --json " + file);
   EXPECT_EQ(strict_json.status, 1);
   EXPECT_EQ(strict_json.out.front(), '{') << "no note before the JSON record";
   EXPECT_NE(strict_json.out.find("\"verdict\": \"fail\""), std::string::npos);
+  EXPECT_NE(strict_json.out.find("\"regression\": true"), std::string::npos);
   std::remove(file.c_str());
 }
 

@@ -163,6 +163,8 @@ inline void expect_case_passes(const FlashCase& fc, const char* where, CheckReco
     for (const std::string& s : t.reasons) why += s + "; ";
     EXPECT_EQ(t.verdict, Verdict::pass) << t.name << ": max_abs " << t.errors.max_abs << ", tolerance "
                                         << t.tolerance << ": " << why;
+    EXPECT_FALSE(t.regression) << t.name << ": max_abs " << t.errors.max_abs << " above the baseline rule's "
+                               << t.tolerance;
     EXPECT_EQ(t.errors.nan_mismatch, 0u) << t.name;
   }
 }
