@@ -27,6 +27,7 @@ struct TensorAccumulator {
     if (t.verdict == "pass") ++stats.pass;
     if (t.verdict == "fail") ++stats.fail;
     if (t.verdict == "out-of-domain") ++stats.out_of_domain;
+    if (t.regression) ++stats.regression;
     if (!r.judged(t)) return;
     if (t.max_ulps) ulps.push_back(*t.max_ulps);
     if (t.max_rel) rel.push_back(*t.max_rel);

@@ -17,6 +17,7 @@ struct TensorStats {
   std::string name;
   std::size_t cases = 0;                              // records holding this tensor
   std::size_t pass = 0, fail = 0, out_of_domain = 0;  // the tensor's own verdicts
+  std::size_t regression = 0;  // records reporting rule 3 for it (verdict unchanged by it)
   Distribution ulps, rel;                             // errors.max_ulps, errors.max_rel
   BoundHistogram error_over_bound;                    // rigorous_bound.max_error_over_bound
   BaselineRatio baseline_ratio;                       // errors.max_abs / baseline_errors.max_abs

@@ -11,6 +11,8 @@ TensorResult tensor_from_json(const Json& t) {
   TensorResult r;
   r.name = read_string(t.find("name"), "?");
   r.verdict = read_string(t.find("verdict"), "?");
+  const Json* regression = t.find("regression");
+  r.regression = regression != nullptr && regression->type == Json::Type::boolean && regression->boolean;
   if (const Json* e = t.find("errors")) {
     r.max_ulps = read_number(e->find("max_ulps"));
     r.max_rel = read_number(e->find("max_rel"));

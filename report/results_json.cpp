@@ -48,6 +48,7 @@ Json tensor_json(const TensorStats& t) {
   add(verdicts, "pass", json_integer(static_cast<Size>(t.pass)));
   add(verdicts, "fail", json_integer(static_cast<Size>(t.fail)));
   add(verdicts, "out-of-domain", json_integer(static_cast<Size>(t.out_of_domain)));
+  add(j, "regression", json_integer(static_cast<Size>(t.regression)));
   add(j, "max_ulps", distribution_json(t.ulps));
   add(j, "max_rel", distribution_json(t.rel));
   add(j, "error_over_bound", histogram_json(t.error_over_bound));

@@ -36,7 +36,8 @@ std::string tensor(const TensorSpec& t) {
   return "{\"name\": " + quoted(t.name) + ", \"verdict\": " + quoted(t.verdict) +
          ", \"tolerance\": 0.0019441231640973243, \"max_reference_bound\": 2.0994975127877456e-15, "
          "\"beyond_range\": 0, \"overflow_as_inf\": 0, \"finite_beyond_range\": 0, "
-         "\"regression_applies\": true, \"rigorous_bound\": {\"above\": 0, \"unbounded\": 0, "
+         "\"regression_applies\": true, \"regression\": " + std::string(t.regression ? "true" : "false") +
+         ", \"rigorous_bound\": {\"above\": 0, \"unbounded\": 0, "
          "\"inf_within_bound\": 0, \"max_bound\": 0.0015059282413822277, "
          "\"max_error_over_bound\": " +
          json_number(t.error_over_bound) +
@@ -246,6 +247,7 @@ RecordSpec standard_record(char name) {
       r.failure_file = "failures/5-fa2.json";
       r.replay = "flashproof replay shard0/failures/5-fa2.json";
       r.tensors = backward(tensor_spec("O", 8, 4e-3, 9e-4, 3e-4, 1.5, "fail"), 300, 0.9, 60);
+      r.tensors[0].regression = true;  // 9e-4 against 2 x 3e-4: rule 3 reported as well
       break;
     case 'I':
       r = spec(6, "fa2", "fp16", "fail", "near-dtype-max");

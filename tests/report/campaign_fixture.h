@@ -16,6 +16,7 @@ struct TensorSpec {
   std::string name;
   double max_ulps = 0, max_rel = 0, max_abs = 0, baseline_max_abs = 0, error_over_bound = 0;
   std::string verdict = "pass";
+  bool regression = false;  // the check's rule-3 flag
 };
 
 struct RecordSpec {

@@ -64,6 +64,8 @@ TEST_F(StandardReport, CountsVerdictsPerDtypeAndImplementation) {
   EXPECT_EQ(text_at(o, {"verdicts", "pass"}), "1");
   EXPECT_EQ(text_at(o, {"verdicts", "fail"}), "2");
   EXPECT_EQ(text_at(o, {"verdicts", "out-of-domain"}), "1");
+  EXPECT_EQ(text_at(o, {"regression"}), "1");  // case H
+  EXPECT_EQ(text_at(tensor_of(results, "fp16", "naive", "O"), {"regression"}), "0");
   EXPECT_EQ(text_at(tensor_of(results, "fp16", "fa2", "dQ"), {"cases"}), "1");
 }
 
@@ -198,9 +200,9 @@ TEST_F(StandardReport, SummaryAndPageShowTheSameNumbers) {
                          cell + "2"),
               std::string::npos)
         << (is_md ? "summary.md" : "index.html");
-    // fp16 fa2 O: 4 cases (1 pass, 2 fail, 1 ood), ULPs max inf, p50 8, p99 inf, rel max inf,
-    // p50 0.004, p99 inf, ratio median 3, max inf.
-    EXPECT_NE(page->find("O" + cell + "4" + cell + "1" + alert + "2" + cell + "1" + cell + "inf" +
+    // fp16 fa2 O: 4 cases (1 pass, 2 fail, 1 ood, 1 reporting rule 3), ULPs max inf, p50 8, p99
+    // inf, rel max inf, p50 0.004, p99 inf, ratio median 3, max inf.
+    EXPECT_NE(page->find("O" + cell + "4" + cell + "1" + alert + "2" + cell + "1" + cell + "1" + cell + "inf" +
                          cell + "8" + cell + "inf" + cell + "inf" + cell + "0.004" + cell + "inf" +
                          cell + "3" + cell + "inf"),
               std::string::npos)
