@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   // In-process, single-threaded: what each part of a check costs.
   CheckOptions options;
   options.reference.threads = 1;
-  double t_impl = 0, t_reference = 0, t_bounds = 0, t_total = 0, t_plain = 0;
+  double t_impl = 0, t_inputs = 0, t_reference = 0, t_bounds = 0, t_total = 0, t_plain = 0;
   std::uint64_t checked = 0, skipped = 0;
   struct KindTime {
     int cases = 0;
@@ -86,7 +86,9 @@ int main(int argc, char** argv) {
     t_impl += r.seconds_impl;
     t_reference += r.seconds_reference;
     t_bounds += r.seconds_bounds;
+    t0 = Clock::now();
     const Inputs in = generate_inputs(c.problem, c.dist, c.seed);
+    t_inputs += since(t0);
     t0 = Clock::now();
     volatile double sink = bench::plain_forward(c.problem, in.q, in.k, in.v).o.size();
     if (c.backward) sink = sink + static_cast<double>(bench::plain_backward(c.problem, in.q, in.k, in.v, in.dout).dq.size());
@@ -123,6 +125,7 @@ int main(int argc, char** argv) {
   std::printf("  %-38s %9.3f s\n", "certified reference", t_reference);
   std::printf("  %-38s %9.3f s\n", "rigorous bounds", t_bounds);
   std::printf("  %-38s %9.3f s\n", "other (inputs, baseline, metrics)", other);
+  std::printf("  %-38s %9.3f s\n", "  of which generating the inputs", t_inputs);
   std::printf("  %-38s %9.3f s\n", "plain double attention, same cases", t_plain);
   std::printf("  (reference + bounds + other) / plain  %9.2f x   (target <= 3)\n", harness / t_plain);
   std::printf("  reference / plain                     %9.2f x\n", t_reference / t_plain);

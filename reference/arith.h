@@ -53,6 +53,37 @@ inline TwoDouble split(double x) {
   return {hi, x - hi};
 }
 
+// Dot products of exact terms x_c = a_c b_c (products of two inputs) as an unevaluated triple
+// s1 + s2 + s3. Sum2: one TwoSum chain, its errors summed plainly into s2 (s3 = 0); the triple is
+// within gamma_2n^2 S of the exact sum, S = sum |x_c|. Sum3: the chain's errors go through a
+// second TwoSum chain and only that chain's errors are summed plainly: each level multiplies the
+// mass by gamma_n (the TwoSum errors of a chain over mass M have mass <= gamma_n M), so the
+// triple is within gamma_2n^3 S
+// (docs/error-bounds.md, "Dot products").
+struct DotTriple {
+  double s1, s2, s3;
+};
+inline DotTriple dot_sum2(const double* a, const double* b, std::int64_t n) {
+  double s1 = 0, s2 = 0;
+  for (std::int64_t c = 0; c < n; ++c) {
+    const TwoDouble t = two_sum(s1, a[c] * b[c]);
+    s1 = t.hi;
+    s2 += t.lo;
+  }
+  return {s1, s2, 0.0};
+}
+inline DotTriple dot_sum3(const double* a, const double* b, std::int64_t n) {
+  double s1 = 0, s2 = 0, s3 = 0;
+  for (std::int64_t c = 0; c < n; ++c) {
+    const TwoDouble t = two_sum(s1, a[c] * b[c]);
+    s1 = t.hi;
+    const TwoDouble e = two_sum(s2, t.lo);
+    s2 = e.hi;
+    s3 += e.lo;
+  }
+  return {s1, s2, s3};
+}
+
 // Ogita-Rump-Oishi Dot2 over products a_i * b_i where each b_i has at most 26 significant bits:
 // a_i is split once, both partial products are exact, the high one enters a TwoSum chain and the
 // low one joins the compensation. `abs_sum` accumulates sum |a_i b_i| for the bound.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -104,6 +105,11 @@ class Engine {
       return gamma_n(terms + 1, m_.u);
     }
   }
+  // The same for Sum3 (arith.h, dot_sum3): one more level of TwoSum, one more factor gamma.
+  double exact_mass_coef3(double terms) const {
+    const double g = gamma_n(2 * terms, m_.u);
+    return g * g * g / (1 - m_.u) * kSafety;
+  }
   // Dot product of two input rows (exact products) and its error bound.
   void input_dot(const double* a, const double* b, double norm_bound, Real& value,
                  double& err) const;
@@ -165,10 +171,12 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   }
 
   // Logits s_j = scale * q.k_j, reduced by the shift m: d_j ~ s_j - m with |d^_j - (s_j - m)|
-  // <= delta_j. The fast path keeps s_j as an unevaluated pair (hi + lo) so that the rounding
-  // error of d_j scales with |d_j|, not with |s_j| (large logits stay certified).
+  // <= delta_j. The fast path keeps s_j as five parts whose sum is within the dot's bound of s_j,
+  // four of them exact, so that the rounding error of d_j scales with |d_j|, not with |s_j|
+  // (large logits stay certified; docs/error-bounds.md, "Logits and shift").
   std::vector<Real> dlt(n);
-  std::vector<double> delta(n), lo(n);
+  std::vector<double> delta(n);
+  std::vector<std::array<double, 5>> parts(kFast ? n : 0);
   Real shift;
   double shift2 = 0;  // fast path: second part of the shift, m = shift + shift2 exactly
   for (std::int64_t t = 0; t < n; ++t) {
@@ -176,18 +184,15 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
     const double* k = in_.k.row(b, hk, j);
     const double mass = qn * in_.k.row_norm(b, hk, j);
     if constexpr (kFast) {
-      double sum = 0, comp = 0;
-      for (std::int64_t c = 0; c < d; ++c) {
-        const TwoDouble e = two_sum(sum, q[c] * k[c]);
-        sum = e.hi;
-        comp += e.lo;
-      }
-      const TwoDouble s = split(sum);  // scale has 24 bits: both partial products are exact
-      const double sc = scale_, tail = sc * comp;
-      dlt[t] = s.hi * sc;
-      lo[t] = s.lo * sc + tail;
-      delta[t] = abs_scale * exact_mass_coef(d) * mass +
-                 u * (std::fabs(tail) + std::fabs(lo[t])) * (1 + 4 * u) + 0x1p-1060;
+      // Sum2 leaves gamma_2d^2 |scale| |q| |k| in the logit: below 2^-64 for ordinary logits, far
+      // under the 2^-40 requirement; beyond, Sum3's gamma_2d^3 keeps logits up to 2^80 certified.
+      const bool third = abs_scale * exact_mass_coef(d) * mass > 0x1p-64;
+      const DotTriple x = third ? dot_sum3(q, k, d) : dot_sum2(q, k, d);
+      const TwoDouble x1 = split(x.s1), x2 = split(x.s2);  // scale has 24 bits: exact products
+      const double sc = scale_, tail = sc * x.s3;            // the only rounded part
+      parts[t] = {x1.hi * sc, x1.lo * sc, x2.hi * sc, x2.lo * sc, tail};
+      delta[t] = abs_scale * (third ? exact_mass_coef3(d) : exact_mass_coef(d)) * mass +
+                 u * std::fabs(tail) * (1 + 4 * u) + 0x1p-1060;  // + underflowed products
     } else {
       Real dot;
       double err;
@@ -197,36 +202,46 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
     }
   }
   if constexpr (kFast) {
-    // The shift must be (close to) the largest logit hi + lo, not the largest hi: |lo| reaches
-    // 2^-26 |s|, so with logits near 2^64 a larger hi can belong to a smaller logit by 2^38 and
-    // exp(d_j) would overflow. First pass: m = max fl(hi + lo), within u |s| (<= 2^11) of the
-    // largest logit. Second pass below: the largest computed d_j is subtracted as well, so every
-    // d^_j <= 0 and the largest is exactly 0 (l^ >= 1, no overflow).
+    // The shift must be (close to) the largest logit, not the largest high part: the second part
+    // reaches 2^-26 |s|, so with logits near 2^64 a larger high part can belong to a smaller logit
+    // by 2^38 and exp(d_j) would overflow. First: m1 = max fl(part0 + part1), within 2u |s|
+    // (<= 2^12) of the largest logit. Second: s_j - m1 from the exact parts by Sum2 (part0 - m1
+    // by TwoSum), kept as the unevaluated pair (hi_j, lo_j), within gamma_12^2 of the parts' mass.
+    // Third: m2 = max fl(hi_j + lo_j) and d^_j = fl(fl(hi_j - m2) + lo_j) through TwoSum, so the
+    // rounding is u |d_j| (a u |s_j - m1| term here would reach 2^-40 near 2^64), every d^_j is
+    // at most u |m2| (l^ >= 1/2, exp cannot overflow) and m = m1 + m2 exactly.
     shift = -kInf;
-    for (std::int64_t t = 0; t < n; ++t) shift = std::max(shift, dlt[t] + lo[t]);
-  } else {
-    shift = *std::max_element(dlt.begin(), dlt.end());
-  }
-  for (std::int64_t t = 0; t < n; ++t) {
-    if constexpr (kFast) {
-      const TwoDouble e = two_sum(dlt[t], -shift);  // exact
-      const double w = e.lo + lo[t];
+    for (std::int64_t t = 0; t < n; ++t) shift = std::max(shift, parts[t][0] + parts[t][1]);
+    const double combine = exact_mass_coef(6);
+    double top = -kInf;
+    for (std::int64_t t = 0; t < n; ++t) {
+      std::array<double, 5>& x = parts[t];
+      const TwoDouble e = two_sum(x[0], -shift);
+      const double terms[6] = {e.hi, x[1], x[2], x[3], x[4], e.lo};
+      double sum = 0, comp = 0, mass = 0;
+      for (double term : terms) {
+        const TwoDouble f = two_sum(sum, term);
+        sum = f.hi;
+        comp += f.lo;
+        mass += std::fabs(term);
+      }
+      x[0] = sum;
+      x[1] = comp;
+      delta[t] += combine * mass;
+      top = std::max(top, sum + comp);
+    }
+    if (std::isfinite(top)) shift2 = top;
+    for (std::int64_t t = 0; t < n; ++t) {
+      const TwoDouble e = two_sum(parts[t][0], -shift2);
+      const double w = e.lo + parts[t][1];
       dlt[t] = e.hi + w;
       delta[t] += u * (std::fabs(w) + std::fabs(dlt[t])) * (1 + 4 * u);
-    } else {
+    }
+  } else {
+    shift = *std::max_element(dlt.begin(), dlt.end());
+    for (std::int64_t t = 0; t < n; ++t) {
       dlt[t] = dlt[t] - shift;
       delta[t] += u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
-    }
-  }
-  if constexpr (kFast) {
-    double top = -kInf;
-    for (std::int64_t t = 0; t < n; ++t) top = std::max(top, dlt[t]);
-    if (std::isfinite(top) && top != 0) {  // d^_j - top targets s_j - (shift + top) exactly
-      shift2 = top;
-      for (std::int64_t t = 0; t < n; ++t) {
-        dlt[t] -= top;
-        delta[t] += u * std::fabs(dlt[t]) * (1 + 4 * u);
-      }
     }
   }
 
@@ -331,8 +346,8 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
   const auto head_cols = col_mask.begin() + (b * p_.heads_kv + hk) * p_.seqlen_k;
   const bool any_col = std::any_of(head_cols, head_cols + p_.seqlen_k, [](auto x) { return x; });
   Row r;
-  std::vector<Real> ds;
-  std::vector<double> ds_d, sigma, mass;  // mass_j = P^_j (|dP_j| + |D|): dS_j's summands
+  std::vector<Real> ds, dp;
+  std::vector<double> ds_d, sigma, mass, dp_err;  // mass_j = P^_j (|dP_j| + |D|): dS_j's summands
   for (std::int64_t row = row_begin; row < row_end; ++row) {
     const std::int64_t h = hk * g + row / sq, i = row % sq;
     const std::int64_t qrow = (b * p_.heads_q + h) * sq + i;  // index of (b, h, i)
@@ -344,42 +359,49 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
     const double* q = in_.q.row(b, h, i);
     const double don = in_.dout.row_norm(b, h, i);
 
-    // D = dO . O^, off by the dot's rounding plus sum_c |dO_c| |O^_c - O_c|.
+    // dP_j = dO . v_j (exact products).
+    dp.resize(n);
+    dp_err.resize(n);
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t j = r.keys[t];
+      input_dot(dout, in_.v.row(b, hk, j), don * in_.v.row_norm(b, hk, j), dp[t], dp_err[t]);
+    }
+    // D = sum_j P_j dP_j, which is dO . O. Summed this way its error is relative to
+    // sum_j P_j |dP_j| rather than to sum_c |dO_c| |O_c|: where dO . v_j cancels (|dP_j| far below
+    // |dO| |v_j|) and one key takes all the mass, dP_j - D is then still certified to 2^-40 of
+    // dS's magnitude P_j (|dP_j| + |D|) (docs/error-bounds.md, "O, D, dS").
     Real dsum = 0;
     double dsum_err = 0, dsum_mass = 0, dsum_comp = 0;
-    for (std::int64_t c = 0; c < d; ++c) {
+    for (std::int64_t t = 0; t < n; ++t) {
+      const Real prod = r.prob[t] * dp[t];
       if constexpr (kFast) {
-        const TwoDouble os = split(r.o[c]);
-        const TwoDouble s = two_sum(dsum, os.hi * dout[c]);
+        const TwoDouble s = two_sum(dsum, prod);
         dsum = s.hi;
-        dsum_comp += s.lo + os.lo * dout[c];
+        dsum_comp += s.lo;
       } else {
-        dsum += Real(dout[c]) * r.o[c];
+        dsum += prod;
       }
-      dsum_mass += std::fabs(dout[c] * to_d(r.o[c]));
-      dsum_err += std::fabs(dout[c]) * r.o_err[c];
+      dsum_mass += std::fabs(to_d(prod));
+      dsum_err += r.prob_err[t] * std::fabs(to_d(dp[t])) + (r.prob_d[t] + r.prob_err[t]) * dp_err[t];
     }
     if constexpr (kFast) dsum += dsum_comp;
-    dsum_err = (dsum_err + result_coef() * std::fabs(to_d(dsum)) + mass_coef(d) * dsum_mass +
-                d * 0x1p-1060) * kSafety;
+    // + the products' roundings (u each) and the sum's; products below the normal range add 2^-1074.
+    dsum_err = (dsum_err + result_coef() * std::fabs(to_d(dsum)) +
+                (u * (1 + 4 * u) + exact_mass_coef(n)) * dsum_mass + n * 0x1p-1060) * kSafety;
 
-    // dS_j = P^_j (dP_j - D), dP_j = dO . v_j; sigma_j bounds |dS^_j - dS_j|.
+    // dS_j = P^_j (dP_j - D); sigma_j bounds |dS^_j - dS_j|.
     ds.assign(n, Real(0));
     ds_d.assign(n, 0.0);
     sigma.assign(n, 0.0);
     mass.assign(n, 0.0);
     const double dsum_abs = std::fabs(to_d(dsum));
     for (std::int64_t t = 0; t < n; ++t) {
-      const std::int64_t j = r.keys[t];
-      Real dp;
-      double dp_err;
-      input_dot(dout, in_.v.row(b, hk, j), don * in_.v.row_norm(b, hk, j), dp, dp_err);
-      const Real x = mutation_ == Mutation::gradient_sign_flipped ? dsum - dp : dp - dsum;
+      const Real x = mutation_ == Mutation::gradient_sign_flipped ? dsum - dp[t] : dp[t] - dsum;
       const double xd = std::fabs(to_d(x));
-      const double x_err = dp_err + dsum_err + u * xd * (1 + 4 * u);
+      const double x_err = dp_err[t] + dsum_err + u * xd * (1 + 4 * u);
       ds[t] = r.prob[t] * x;
       ds_d[t] = to_d(ds[t]);
-      mass[t] = r.prob_d[t] * (std::fabs(to_d(dp)) + dsum_abs);
+      mass[t] = r.prob_d[t] * (std::fabs(to_d(dp[t])) + dsum_abs);
       sigma[t] = (r.prob_err[t] * xd + (r.prob_d[t] + r.prob_err[t]) * x_err +
                   u * std::fabs(ds_d[t]) * (1 + 4 * u)) * kSafety;
     }

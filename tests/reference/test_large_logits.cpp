@@ -149,6 +149,30 @@ TEST_P(LargeLogits, DoubleEngineAloneStaysFiniteAndAgreesWithMpfr) {
   expect_agree("dV", b.dv, bm.dv);
 }
 
+// With the default requirement (2^-40 of each element's magnitude) the double engine certifies
+// these cases by itself: the logits' Sum3 dot products and exact parts, and D summed as
+// sum_j P_j dP_j, leave no row or column to the MPFR fallback (issue 8's throughput: each such row
+// used to cost MPFR time). The results still agree with MPFR within the two bounds.
+TEST_P(LargeLogits, DoubleEngineMeetsTheDefaultRequirementWithoutFallback) {
+  const LargeCase& c = GetParam();
+  const Problem p = problem_of(c);
+  const Inputs in =
+      generate_inputs(p, Distribution{Distribution::Kind::large_logits, c.logits}, c.seed);
+  Options exact;
+  exact.backend = Backend::mpfr;
+  const ForwardResult f = forward(p, in.q, in.k, in.v), fm = forward(p, in.q, in.k, in.v, exact);
+  const BackwardResult b = backward(p, in.q, in.k, in.v, in.dout),
+                       bm = backward(p, in.q, in.k, in.v, in.dout, exact);
+  EXPECT_EQ(f.stats.fallback_rows, 0);
+  EXPECT_EQ(b.stats.fallback_rows, 0);
+  EXPECT_EQ(b.stats.fallback_columns, 0);
+  expect_agree("O", f.o, fm.o);
+  expect_agree("LSE", f.lse, fm.lse);
+  expect_agree("dQ", b.dq, bm.dq);
+  expect_agree("dK", b.dk, bm.dk);
+  expect_agree("dV", b.dv, bm.dv);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Cases, LargeLogits,
     ::testing::Values(
