@@ -62,28 +62,6 @@ HostTensor HostTensor::contiguous_copy() const {
   return out;
 }
 
-std::uint32_t HostTensor::raw_bits(std::int64_t i) const {
-  const std::byte* p = storage_->data() + i * dtype_bytes(dtype_);
-  if (dtype_ == DType::fp32) {
-    std::uint32_t b;
-    std::memcpy(&b, p, 4);
-    return b;
-  }
-  std::uint16_t b;
-  std::memcpy(&b, p, 2);
-  return b;
-}
-
-void HostTensor::set_raw_bits(std::int64_t i, std::uint32_t b) {
-  std::byte* p = storage_->data() + i * dtype_bytes(dtype_);
-  if (dtype_ == DType::fp32) {
-    std::memcpy(p, &b, 4);
-  } else {
-    const auto h = static_cast<std::uint16_t>(b);
-    std::memcpy(p, &h, 2);
-  }
-}
-
 void HostTensor::fill_storage_bits(std::uint32_t b) {
   for (std::int64_t i = 0, n = storage_elements(); i < n; ++i) set_raw_bits(i, b);
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -59,8 +60,26 @@ class HostTensor {
   }
 
   // Storage-level access (index in elements of the storage), e.g. for poisoning and upload.
-  std::uint32_t raw_bits(std::int64_t storage_index) const;
-  void set_raw_bits(std::int64_t storage_index, std::uint32_t b);
+  std::uint32_t raw_bits(std::int64_t storage_index) const {
+    const std::byte* p = storage_->data() + storage_index * dtype_bytes(dtype_);
+    if (dtype_ == DType::fp32) {
+      std::uint32_t b;
+      std::memcpy(&b, p, 4);
+      return b;
+    }
+    std::uint16_t b;
+    std::memcpy(&b, p, 2);
+    return b;
+  }
+  void set_raw_bits(std::int64_t storage_index, std::uint32_t b) {
+    std::byte* p = storage_->data() + storage_index * dtype_bytes(dtype_);
+    if (dtype_ == DType::fp32) {
+      std::memcpy(p, &b, 4);
+    } else {
+      const auto h = static_cast<std::uint16_t>(b);
+      std::memcpy(p, &h, 2);
+    }
+  }
   void fill_storage_bits(std::uint32_t b);  // every element of the storage, also outside the view
   std::byte* storage_data() { return storage_ ? storage_->data() : nullptr; }
   const std::byte* storage_data() const { return storage_ ? storage_->data() : nullptr; }

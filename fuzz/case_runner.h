@@ -13,7 +13,7 @@ struct CaseOutcome {
   std::string status;        // pass, fail, out-of-domain, crash
   std::string why;           // fail: the first reason; crash: what ended the process
   std::string record_json;   // the check's JSON record on one line; empty for a crash
-  double logit_scale = 0;    // largest |scale * q.k| over visible pairs (double)
+  double logit_scale = 0;    // largest |scale * q.k| over visible pairs (the reference's logits)
   double seconds_total = 0, seconds_impl = 0, seconds_reference = 0, seconds_bounds = 0;
 };
 

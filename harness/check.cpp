@@ -1,4 +1,5 @@
 #include "harness/check.h"
+#include "harness/logit_scan.h"
 
 #include <algorithm>
 #include <chrono>
@@ -77,15 +78,7 @@ std::string domain_violation(const Problem& p, const Inputs& in) {
   }
   const double limit = 0x1p64, scale = std::fabs(static_cast<double>(p.softmax_scale()));
   if (scale * std::sqrt(max_q) * std::sqrt(max_k) <= limit * (1 - 1e-12)) return {};
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t h = 0; h < p.heads_q; ++h)
-      for (std::int64_t i = 0; i < p.seqlen_q; ++i)
-        for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
-          double dot = 0;
-          for (std::int64_t d = 0; d < p.head_dim; ++d)
-            dot += in.q.get(b, i, h, d) * in.k.get(b, j, p.kv_head(h), d);
-          if (scale * std::fabs(dot) > limit) return "a scaled logit exceeds 2^64";
-        }
+  if (scan_logits(p, in.q, in.k, limit).beyond_limit) return "a scaled logit exceeds 2^64";
   return {};
 }
 

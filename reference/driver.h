@@ -24,6 +24,7 @@ void allocate(const Problem& p, bool backward, EngineOutput<Real>& out) {
     out.o_mass.assign(nq, 0);
     out.lse.assign(p.batch * p.heads_q * p.seqlen_q, nan);
     out.lse_err.assign(p.batch * p.heads_q * p.seqlen_q, inf);
+    out.max_abs_logit.assign(p.batch * p.heads_q * p.seqlen_q, 0);
   } else {
     out.dq.assign(nq, nan);
     out.dq_err.assign(nq, inf);
@@ -43,22 +44,28 @@ void run_forward(const DenseInputs& in, ArithModel model, const std::vector<std:
                  EngineOutput<Real>& out, int threads, Mutation mutation) {
   const Problem& p = in.p;
   const Engine<Real> engine(in, model, mutation);
+  // Blocks of rows per work item, so that one Row's buffers serve the whole block.
+  constexpr std::int64_t kBlock = 16;
+  const std::int64_t rows = p.batch * p.heads_q * p.seqlen_q;
   parallel_for(
-      p.batch * p.heads_q * p.seqlen_q,
-      [&](std::int64_t r) {
-        if (!row_mask[r]) return;
-        const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
-                           b = r / (p.seqlen_q * p.heads_q);
+      (rows + kBlock - 1) / kBlock,
+      [&](std::int64_t item) {
         typename Engine<Real>::Row row;
-        engine.forward_row(b, h, i, row);
-        for (std::int64_t c = 0; c < p.head_dim; ++c) {
-          const std::int64_t idx = ((b * p.seqlen_q + i) * p.heads_q + h) * p.head_dim + c;
-          out.o[idx] = row.o[c];
-          out.o_err[idx] = row.o_err[c];
-          out.o_mass[idx] = row.o_mass[c];
+        for (std::int64_t r = item * kBlock; r < std::min(rows, (item + 1) * kBlock); ++r) {
+          if (!row_mask[r]) continue;
+          const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
+                             b = r / (p.seqlen_q * p.heads_q);
+          engine.forward_row(b, h, i, row);
+          for (std::int64_t c = 0; c < p.head_dim; ++c) {
+            const std::int64_t idx = ((b * p.seqlen_q + i) * p.heads_q + h) * p.head_dim + c;
+            out.o[idx] = row.o[c];
+            out.o_err[idx] = row.o_err[c];
+            out.o_mass[idx] = row.o_mass[c];
+          }
+          out.lse[r] = row.lse;
+          out.lse_err[r] = row.lse_err;
+          out.max_abs_logit[r] = row.max_abs_logit;
         }
-        out.lse[r] = row.lse;
-        out.lse_err[r] = row.lse_err;
       },
       threads);
 }

@@ -20,6 +20,7 @@ namespace flashproof::reference {
 template <class Real>
 struct EngineOutput {
   std::vector<Real> o, lse, dq, dk, dv;  // dense over SPEC layouts ([b,sq,hq,d], [b,hq,sq], ...)
+  std::vector<double> max_abs_logit;     // per query row [b,hq,sq] (forward)
   std::vector<double> o_err, lse_err, dq_err, dk_err, dv_err;
   // Magnitude of the summands of each element (e.g. sum_j P_j |v_jc| for O): the scale against
   // which "relative accuracy" is judged where the sum cancels.
@@ -49,6 +50,12 @@ class Engine {
     std::vector<double> o_err, o_mass;
     Real lse{};
     double lse_err = 0;
+    double max_abs_logit = 0;  // largest |s_j| of the row
+    // Scratch reused from row to row (a row allocates nothing once these have grown).
+    std::vector<Real> dlt;
+    std::vector<double> delta, e_d, a, tau, comp;
+    std::vector<std::array<double, 5>> parts;
+    std::vector<DotTriple> dots;
   };
 
   void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) const;
@@ -83,6 +90,10 @@ class Engine {
 
  private:
   static double to_d(const Real& x) { return static_cast<double>(x); }
+  static void note_logit(Row& r, double s) {  // a NaN logit counts as infinite
+    const double a = std::fabs(s);
+    if (!(a <= r.max_abs_logit)) r.max_abs_logit = std::isnan(a) ? kInf : a;
+  }
   // Bound of a plain or compensated sum of `terms` terms (see arith.h): coefficient of the
   // computed result's magnitude and of the sum of |terms|.
   double result_coef() const { return kFast ? m_.u / (1 - m_.u) : 0.0; }
@@ -164,6 +175,7 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   r.prob.assign(n, Real(0));
   r.prob_d.assign(n, 0.0);
   r.prob_err.assign(n, 0.0);
+  r.max_abs_logit = 0;
   if (n == 0) {  // no visible key: O = 0 and LSE = +inf exactly
     r.lse = Real(kInf);
     r.lse_err = 0;
@@ -174,29 +186,50 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   // <= delta_j. The fast path keeps s_j as five parts whose sum is within the dot's bound of s_j,
   // four of them exact, so that the rounding error of d_j scales with |d_j|, not with |s_j|
   // (large logits stay certified; docs/error-bounds.md, "Logits and shift").
-  std::vector<Real> dlt(n);
-  std::vector<double> delta(n);
-  std::vector<std::array<double, 5>> parts(kFast ? n : 0);
+  std::vector<Real>& dlt = r.dlt;
+  std::vector<double>& delta = r.delta;
+  std::vector<std::array<double, 5>>& parts = r.parts;
+  dlt.assign(n, Real(0));
+  delta.assign(n, 0.0);
+  parts.resize(kFast ? n : 0);
   Real shift;
   double shift2 = 0;  // fast path: second part of the shift, m = shift + shift2 exactly
-  for (std::int64_t t = 0; t < n; ++t) {
-    const std::int64_t j = r.keys[t];
-    const double* k = in_.k.row(b, hk, j);
-    const double mass = qn * in_.k.row_norm(b, hk, j);
-    if constexpr (kFast) {
-      // Sum2 leaves gamma_2d^2 |scale| |q| |k| in the logit: below 2^-64 for ordinary logits, far
-      // under the 2^-40 requirement; beyond, Sum3's gamma_2d^3 keeps logits up to 2^80 certified.
-      const bool third = abs_scale * exact_mass_coef(d) * mass > 0x1p-64;
-      const DotTriple x = third ? dot_sum3(q, k, d) : dot_sum2(q, k, d);
+  if constexpr (kFast) {
+    // Sum2 leaves gamma_2d^2 |scale| |q| |k| in the logit: below 2^-64 for ordinary logits, far
+    // under the 2^-40 requirement; beyond (decided per row, by its largest key norm), Sum3's
+    // gamma_2d^3 keeps logits up to 2^80 certified.
+    double k_max = 0;
+    for (std::int64_t t = 0; t < n; ++t) k_max = std::max(k_max, in_.k.row_norm(b, hk, r.keys[t]));
+    const bool third = abs_scale * exact_mass_coef(d) * qn * k_max > 0x1p-64;
+    std::vector<DotTriple>& dots = r.dots;
+    dots.resize(n);
+    std::int64_t t = 0;
+    if (!third)
+      for (; t + 4 <= n; t += 4) {
+        const double* ks[4] = {in_.k.row(b, hk, r.keys[t]), in_.k.row(b, hk, r.keys[t + 1]),
+                               in_.k.row(b, hk, r.keys[t + 2]), in_.k.row(b, hk, r.keys[t + 3])};
+        dot_sum2_x4(q, ks, d, &dots[t]);
+      }
+    for (; t < n; ++t) {
+      const double* k = in_.k.row(b, hk, r.keys[t]);
+      dots[t] = third ? dot_sum3(q, k, d) : dot_sum2(q, k, d);
+    }
+    const double coef = abs_scale * (third ? exact_mass_coef3(d) : exact_mass_coef(d)) * qn;
+    const double sc = scale_;
+    for (std::int64_t t = 0; t < n; ++t) {
+      const DotTriple& x = dots[t];
       const TwoDouble x1 = split(x.s1), x2 = split(x.s2);  // scale has 24 bits: exact products
-      const double sc = scale_, tail = sc * x.s3;            // the only rounded part
+      const double tail = sc * x.s3;                        // the only rounded part
       parts[t] = {x1.hi * sc, x1.lo * sc, x2.hi * sc, x2.lo * sc, tail};
-      delta[t] = abs_scale * (third ? exact_mass_coef3(d) : exact_mass_coef(d)) * mass +
-                 u * std::fabs(tail) * (1 + 4 * u) + 0x1p-1060;  // + underflowed products
-    } else {
+      delta[t] = coef * in_.k.row_norm(b, hk, r.keys[t]) + u * std::fabs(tail) * (1 + 4 * u) +
+                 0x1p-1060;  // + underflowed products
+    }
+  } else {
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t j = r.keys[t];
       Real dot;
       double err;
-      input_dot(q, k, mass, dot, err);
+      input_dot(q, in_.k.row(b, hk, j), qn * in_.k.row_norm(b, hk, j), dot, err);
       dlt[t] = Real(static_cast<double>(scale_)) * dot;
       delta[t] = abs_scale * err + u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
     }
@@ -211,7 +244,11 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
     // rounding is u |d_j| (a u |s_j - m1| term here would reach 2^-40 near 2^64), every d^_j is
     // at most u |m2| (l^ >= 1/2, exp cannot overflow) and m = m1 + m2 exactly.
     shift = -kInf;
-    for (std::int64_t t = 0; t < n; ++t) shift = std::max(shift, parts[t][0] + parts[t][1]);
+    for (std::int64_t t = 0; t < n; ++t) {
+      const double s01 = parts[t][0] + parts[t][1];
+      shift = std::max(shift, s01);
+      note_logit(r, s01);
+    }
     const double combine = exact_mass_coef(6);
     double top = -kInf;
     for (std::int64_t t = 0; t < n; ++t) {
@@ -240,6 +277,7 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   } else {
     shift = *std::max_element(dlt.begin(), dlt.end());
     for (std::int64_t t = 0; t < n; ++t) {
+      note_logit(r, to_d(dlt[t]));
       dlt[t] = dlt[t] - shift;
       delta[t] += u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
     }
@@ -247,7 +285,10 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
 
   // e^_j = exp(d^_j); terms below exp(-cutoff) are dropped, their exact mass bounded by tau_j.
   std::vector<Real>& e = r.prob;
-  std::vector<double> e_d(n), a(n), tau(n, 0.0);
+  std::vector<double>&e_d = r.e_d, &a = r.a, &tau = r.tau;
+  e_d.assign(n, 0.0);
+  a.assign(n, 0.0);
+  tau.assign(n, 0.0);
   Real l = 0;
   double l_comp = 0, l_mass = 0, l_dropped = 0, l_perturb = 0;
   for (std::int64_t t = 0; t < n; ++t) {
@@ -308,19 +349,14 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
 
   // O_c = sum_j P^_j v_jc. Error: summation bound plus sum_j |P^_j - P_j| |v_jc|.
   const double g = mass_coef(n);
-  std::vector<double> comp(kFast ? d : 0, 0.0);
+  std::vector<double>& comp = r.comp;
+  comp.assign(kFast ? d : 0, 0.0);
   for (std::int64_t t = 0; t < n; ++t) {
     const double* v = in_.v.row(b, hk, r.keys[t]);
     const double w = g * r.prob_d[t] + r.prob_err[t];
     if constexpr (kFast) {
-      const TwoDouble ps = split(r.prob_d[t]);
-      for (std::int64_t c = 0; c < d; ++c) {
-        const TwoDouble s = two_sum(r.o[c], ps.hi * v[c]);
-        r.o[c] = s.hi;
-        comp[c] += s.lo + ps.lo * v[c];
-        r.o_err[c] += w * std::fabs(v[c]);
-        r.o_mass[c] += r.prob_d[t] * std::fabs(v[c]);
-      }
+      compensated_axpy(split(r.prob_d[t]), w, r.prob_d[t], v, r.o.data(), comp.data(),
+                       r.o_err.data(), r.o_mass.data(), d);
     } else {
       for (std::int64_t c = 0; c < d; ++c) {
         r.o[c] += r.prob[t] * Real(v[c]);
@@ -414,14 +450,8 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
         const double* k = in_.k.row(b, hk, r.keys[t]);
         const double w = gq * std::fabs(ds_d[t]) + sigma[t];
         if constexpr (kFast) {
-          const TwoDouble s = split(ds_d[t]);
-          for (std::int64_t c = 0; c < d; ++c) {
-            const TwoDouble e = two_sum(acc_q[c], s.hi * k[c]);
-            acc_q[c] = e.hi;
-            comp[c] += e.lo + s.lo * k[c];
-            werr[c] += w * std::fabs(k[c]);
-            qmass[c] += mass[t] * std::fabs(k[c]);
-          }
+          compensated_axpy(split(ds_d[t]), w, mass[t], k, acc_q.data(), comp.data(), werr.data(),
+                           qmass.data(), d);
         } else {
           for (std::int64_t c = 0; c < d; ++c) {
             acc_q[c] += ds[t] * Real(k[c]);
@@ -449,19 +479,12 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
       const double wv = gk * r.prob_d[t] + r.prob_err[t];
       const std::int64_t base = j * d;
       if constexpr (kFast) {
-        const TwoDouble sk = split(ds_d[t]), sv = split(r.prob_d[t]);
-        for (std::int64_t c = 0; c < d; ++c) {
-          const TwoDouble ek = two_sum(acc.dk[base + c], sk.hi * q[c]);
-          acc.dk[base + c] = ek.hi;
-          acc.dk_comp[base + c] += ek.lo + sk.lo * q[c];
-          acc.dk_werr[base + c] += wk * std::fabs(q[c]);
-          acc.dk_mass[base + c] += mass[t] * std::fabs(q[c]);
-          const TwoDouble ev = two_sum(acc.dv[base + c], sv.hi * dout[c]);
-          acc.dv[base + c] = ev.hi;
-          acc.dv_comp[base + c] += ev.lo + sv.lo * dout[c];
-          acc.dv_werr[base + c] += wv * std::fabs(dout[c]);
-          acc.dv_mass[base + c] += r.prob_d[t] * std::fabs(dout[c]);
-        }
+        compensated_axpy(split(ds_d[t]), wk, mass[t], q, acc.dk.data() + base,
+                         acc.dk_comp.data() + base, acc.dk_werr.data() + base,
+                         acc.dk_mass.data() + base, d);
+        compensated_axpy(split(r.prob_d[t]), wv, r.prob_d[t], dout, acc.dv.data() + base,
+                         acc.dv_comp.data() + base, acc.dv_werr.data() + base,
+                         acc.dv_mass.data() + base, d);
       } else {
         for (std::int64_t c = 0; c < d; ++c) {
           acc.dk[base + c] += ds[t] * Real(q[c]);

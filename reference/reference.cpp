@@ -1,5 +1,6 @@
 #include "reference/reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -146,6 +147,8 @@ void forward_with(const DenseInputs& in, ArithModel model, const std::vector<std
   EngineOutput<Real> out;
   allocate(in.p, false, out);
   run_forward<Real>(in, model, rows, out, opt.threads, opt.mutation);
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    if (rows[r]) res.stats.max_abs_logit = std::max(res.stats.max_abs_logit, out.max_abs_logit[r]);
   publish(out.o, out.o_err, &out.o_mass, res.o);
   publish(out.lse, out.lse_err, nullptr, res.lse);
 }

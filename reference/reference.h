@@ -59,6 +59,9 @@ struct Stats {
   std::int64_t fallback_rows = 0;      // rows recomputed with MPFR by the fast path
   std::int64_t fallback_columns = 0;   // columns recomputed with MPFR by the fast path
   std::string sampling;                // "all" or what was sampled
+  // Largest |scale q.k| over the visible pairs of the computed rows (forward; to double
+  // precision), e.g. a case's logit scale for reports.
+  double max_abs_logit = 0;
 };
 
 struct ForwardResult {

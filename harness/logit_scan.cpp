@@ -1,0 +1,34 @@
+#include "harness/logit_scan.h"
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/algo/mask.h"
+#include "reference/dense_inputs.h"
+
+namespace flashproof {
+
+LogitScan scan_logits(const Problem& p, const HostTensor& q, const HostTensor& k, double limit) {
+  const reference::DenseRows qr(q, p.batch, p.heads_q, p.seqlen_q, p.head_dim, "Q");
+  const reference::DenseRows kr(k, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, "K");
+  const algo::WindowMask<std::int64_t> mask{p.mask_offset(), p.window_left, p.window_right};
+  const double scale = p.softmax_scale();
+  LogitScan out;
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t h = 0; h < p.heads_q; ++h)
+      for (std::int64_t i = 0; i < p.seqlen_q; ++i) {
+        const double* qi = qr.row(b, h, i);
+        for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
+          const double* kj = kr.row(b, p.kv_head(h), j);
+          double dot = 0;
+          for (std::int64_t c = 0; c < p.head_dim; ++c) dot += qi[c] * kj[c];
+          const double x = std::fabs(scale * dot);
+          if (x > limit) out.beyond_limit = true;
+          if (mask.visible(i, j) && !(x <= out.max_visible))
+            out.max_visible = std::isnan(x) ? std::numeric_limits<double>::infinity() : x;
+        }
+      }
+  return out;
+}
+
+}  // namespace flashproof

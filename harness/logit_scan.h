@@ -1,0 +1,18 @@
+// The scaled logits s_ij = scale q_i.k_j of a case, in plain double over contiguous rows: the
+// largest |s| among visible pairs (a case's logit scale in records and reports) and whether any
+// pair, visible or masked, passes a limit (SPEC's valid domain: |s| <= 2^64).
+#pragma once
+
+#include "core/problem.h"
+#include "core/tensor.h"
+
+namespace flashproof {
+
+struct LogitScan {
+  double max_visible = 0;     // NaN logits count as +inf
+  bool beyond_limit = false;  // some |s_ij| > limit (masked pairs included)
+};
+
+LogitScan scan_logits(const Problem& p, const HostTensor& q, const HostTensor& k, double limit);
+
+}  // namespace flashproof
