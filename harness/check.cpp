@@ -270,7 +270,9 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions
   const Outputs base = impl == baseline ? out : run_implementation(*baseline, p, c.backward, in);
 
   t0 = Clock::now();
-  const reference::ForwardResult fwd = reference::forward(p, in.q, in.k, in.v, opt.reference);
+  const reference::Results ref = reference::forward_backward(
+      p, in.q, in.k, in.v, c.backward ? &in.dout : nullptr, opt.reference);
+  const reference::ForwardResult& fwd = ref.forward;
   r.reference_stats = fwd.stats;
   r.seconds_reference = since(t0);
   t0 = Clock::now();
@@ -281,10 +283,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions
   r.tensors.push_back(check_tensor("O", out.o, base.o, fwd.o, rigorous.o, opt.k_forward, true, opt));
   r.tensors.push_back(check_tensor("LSE", out.lse, base.lse, fwd.lse, rigorous.lse, opt.k_forward, true, opt));
   if (c.backward) {
-    t0 = Clock::now();
-    const reference::BackwardResult bwd =
-        reference::backward(p, in.q, in.k, in.v, in.dout, opt.reference);
-    r.seconds_reference += since(t0);
+    const reference::BackwardResult& bwd = *ref.backward;
     r.reference_stats.fallback_rows += bwd.stats.fallback_rows;
     r.reference_stats.fallback_columns = bwd.stats.fallback_columns;
     r.reference_stats.columns_computed = bwd.stats.columns_computed;

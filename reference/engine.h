@@ -55,7 +55,6 @@ class Engine {
     std::vector<Real> dlt;
     std::vector<double> delta, e_d, a, tau, comp;
     std::vector<std::array<double, 5>> parts;
-    std::vector<DotTriple> dots;
   };
 
   void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) const;
@@ -138,14 +137,9 @@ void Engine<Real>::input_dot(const double* a, const double* b, double norm_bound
                              double& err) const {
   const std::int64_t d = p_.head_dim;
   if constexpr (kFast) {
-    // Products of inputs are exact in double; Sum2 keeps the unrounded pair (sum, comp).
-    double sum = 0, comp = 0;
-    for (std::int64_t c = 0; c < d; ++c) {
-      const TwoDouble t = two_sum(sum, a[c] * b[c]);
-      sum = t.hi;
-      comp += t.lo;
-    }
-    value = sum + comp;
+    // Products of inputs are exact in double; Sum2 keeps the unrounded pair (s1, s2).
+    const DotTriple x = dot_sum2(a, b, d);
+    value = x.s1 + x.s2;
     err = result_coef() * std::fabs(value) + exact_mass_coef(d) * norm_bound + d * 0x1p-1070;
   } else {
     Real acc = 0;
@@ -201,23 +195,11 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
     double k_max = 0;
     for (std::int64_t t = 0; t < n; ++t) k_max = std::max(k_max, in_.k.row_norm(b, hk, r.keys[t]));
     const bool third = abs_scale * exact_mass_coef(d) * qn * k_max > 0x1p-64;
-    std::vector<DotTriple>& dots = r.dots;
-    dots.resize(n);
-    std::int64_t t = 0;
-    if (!third)
-      for (; t + 4 <= n; t += 4) {
-        const double* ks[4] = {in_.k.row(b, hk, r.keys[t]), in_.k.row(b, hk, r.keys[t + 1]),
-                               in_.k.row(b, hk, r.keys[t + 2]), in_.k.row(b, hk, r.keys[t + 3])};
-        dot_sum2_x4(q, ks, d, &dots[t]);
-      }
-    for (; t < n; ++t) {
-      const double* k = in_.k.row(b, hk, r.keys[t]);
-      dots[t] = third ? dot_sum3(q, k, d) : dot_sum2(q, k, d);
-    }
     const double coef = abs_scale * (third ? exact_mass_coef3(d) : exact_mass_coef(d)) * qn;
     const double sc = scale_;
     for (std::int64_t t = 0; t < n; ++t) {
-      const DotTriple& x = dots[t];
+      const double* k = in_.k.row(b, hk, r.keys[t]);
+      const DotTriple x = third ? dot_sum3(q, k, d) : dot_sum2(q, k, d);
       const TwoDouble x1 = split(x.s1), x2 = split(x.s2);  // scale has 24 bits: exact products
       const double tail = sc * x.s3;                        // the only rounded part
       parts[t] = {x1.hi * sc, x1.lo * sc, x2.hi * sc, x2.lo * sc, tail};

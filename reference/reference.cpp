@@ -91,19 +91,27 @@ Masks make_masks(const Problem& p, const Options& opt, Stats& stats) {
   return m;
 }
 
-// Index helpers between SPEC layouts and the row/column masks.
-std::int64_t q_row_of(const Problem& p, std::int64_t idx) {  // idx in [b, sq, hq, d]
-  const std::int64_t t = idx / p.head_dim;
-  const std::int64_t h = t % p.heads_q, i = (t / p.heads_q) % p.seqlen_q,
-                     b = t / (p.heads_q * p.seqlen_q);
-  return (b * p.heads_q + h) * p.seqlen_q + i;
-}
-std::int64_t k_col_of(const Problem& p, std::int64_t idx) {  // idx in [b, sk, hkv, d]
-  const std::int64_t t = idx / p.head_dim;
-  const std::int64_t h = t % p.heads_kv, j = (t / p.heads_kv) % p.seqlen_k,
-                     b = t / (p.heads_kv * p.seqlen_k);
-  return (b * p.heads_kv + h) * p.seqlen_k + j;
-}
+// Which mask entry owns each element of a tensor. SPEC layouts are [b][s][h][width] while the
+// row/column masks are [b][h][s]; LSE is already in mask order. `each` calls fn(owner, first)
+// for every row of `width` contiguous elements starting at element `first`.
+struct RowLayout {
+  std::int64_t batch, seq, heads, width;
+  bool mask_order = false;
+  template <class Fn>
+  void each(Fn&& fn) const {
+    if (mask_order) {
+      for (std::int64_t x = 0; x < batch * heads * seq; ++x) fn(x, x * width);
+      return;
+    }
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t s = 0; s < seq; ++s)
+        for (std::int64_t h = 0; h < heads; ++h)
+          fn((b * heads + h) * seq + s, ((b * seq + s) * heads + h) * width);
+  }
+};
+RowLayout q_rows(const Problem& p) { return {p.batch, p.seqlen_q, p.heads_q, p.head_dim}; }
+RowLayout kv_columns(const Problem& p) { return {p.batch, p.seqlen_k, p.heads_kv, p.head_dim}; }
+RowLayout lse_rows(const Problem& p) { return {p.batch, p.seqlen_q, p.heads_q, 1, true}; }
 
 // True when every input value is finite (inside SPEC's domain or beyond it up to the fp32 range).
 bool all_finite(const DenseInputs& in) {
@@ -126,13 +134,11 @@ bool meets(const CertifiedTensor& t, std::size_t x, const Options& opt, bool fin
   return t.bound[x] <= std::max({opt.rel_requirement * scale, opt.abs_requirement, 2 * kFloor});
 }
 
-void mark_checked(CertifiedTensor& t, const Problem& p, const std::vector<std::uint8_t>& mask,
-                  std::int64_t (*owner)(const Problem&, std::int64_t)) {
-  for (std::int64_t x = 0; x < static_cast<std::int64_t>(t.value.size()); ++x)
-    t.checked[x] = mask[owner(p, x)];
+void mark_checked(CertifiedTensor& t, const RowLayout& rows, const std::vector<std::uint8_t>& mask) {
+  rows.each([&](std::int64_t owner, std::int64_t first) {
+    std::fill_n(t.checked.begin() + first, rows.width, mask[owner]);
+  });
 }
-
-std::int64_t lse_owner(const Problem&, std::int64_t x) { return x; }
 
 void validate(const Problem& p, const Options& opt) {
   if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
@@ -165,23 +171,29 @@ void backward_with(const DenseInputs& in, ArithModel model, const Masks& m, cons
 }
 
 // Replaces the elements owned by masked rows/columns with an MPFR result.
-void take_masked(const CertifiedTensor& from, CertifiedTensor& into, const Problem& p,
-                 const std::vector<std::uint8_t>& mask,
-                 std::int64_t (*owner)(const Problem&, std::int64_t)) {
-  for (std::int64_t x = 0; x < static_cast<std::int64_t>(into.value.size()); ++x)
-    if (mask[owner(p, x)]) {
+void take_masked(const CertifiedTensor& from, CertifiedTensor& into, const RowLayout& rows,
+                 const std::vector<std::uint8_t>& mask) {
+  rows.each([&](std::int64_t owner, std::int64_t first) {
+    if (!mask[owner]) return;
+    for (std::int64_t x = first; x < first + rows.width; ++x) {
       into.value[x] = from.value[x];
       into.bound[x] = from.bound[x];
       into.magnitude[x] = from.magnitude[x];
     }
+  });
 }
 
 // Rows/columns owning an element that misses the requirement.
-void collect_misses(const CertifiedTensor& t, const Problem& p, const Options& opt,
-                    bool finite_inputs, std::vector<std::uint8_t>& mask,
-                    std::int64_t (*owner)(const Problem&, std::int64_t)) {
-  for (std::int64_t x = 0; x < static_cast<std::int64_t>(t.value.size()); ++x)
-    if (t.checked[x] && !meets(t, x, opt, finite_inputs)) mask[owner(p, x)] = 1;
+void collect_misses(const CertifiedTensor& t, const RowLayout& rows, const Options& opt,
+                    bool finite_inputs, std::vector<std::uint8_t>& mask) {
+  rows.each([&](std::int64_t owner, std::int64_t first) {
+    if (mask[owner]) return;
+    for (std::int64_t x = first; x < first + rows.width; ++x)
+      if (t.checked[x] && !meets(t, x, opt, finite_inputs)) {
+        mask[owner] = 1;
+        return;
+      }
+  });
 }
 
 std::int64_t count(const std::vector<std::uint8_t>& m) {
@@ -190,10 +202,10 @@ std::int64_t count(const std::vector<std::uint8_t>& m) {
 
 }  // namespace
 
-ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k,
-                      const HostTensor& v, const Options& opt) {
-  validate(p, opt);
-  const DenseInputs in(p, q, k, v, nullptr);
+namespace {
+
+ForwardResult forward_dense(const DenseInputs& in, const Options& opt) {
+  const Problem& p = in.p;
   ForwardResult res;
   const Masks m = make_masks(p, opt, res.stats);
   shape_tensor(res.o, p.q_shape());
@@ -213,13 +225,13 @@ ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k
       forward_with<BinFloatReal>(in, bin_float_model(), m.rows, opt, res);
       break;
   }
-  mark_checked(res.o, p, m.rows, q_row_of);
-  mark_checked(res.lse, p, m.rows, lse_owner);
+  mark_checked(res.o, q_rows(p), m.rows);
+  mark_checked(res.lse, lse_rows(p), m.rows);
   if (opt.backend == Backend::fast) {
     const bool finite = all_finite(in);
     std::vector<std::uint8_t> redo(m.rows.size(), 0);
-    collect_misses(res.o, p, opt, finite, redo, q_row_of);
-    collect_misses(res.lse, p, opt, finite, redo, lse_owner);
+    collect_misses(res.o, q_rows(p), opt, finite, redo);
+    collect_misses(res.lse, lse_rows(p), opt, finite, redo);
     res.stats.fallback_rows = count(redo);
     if (res.stats.fallback_rows > 0) {
       ForwardResult exact;
@@ -227,17 +239,15 @@ ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k
       shape_tensor(exact.lse, p.lse_shape());
       const MpfrPrecision prec(opt.precision_bits);
       forward_with<MpfrReal>(in, prec.model(), redo, opt, exact);
-      take_masked(exact.o, res.o, p, redo, q_row_of);
-      take_masked(exact.lse, res.lse, p, redo, lse_owner);
+      take_masked(exact.o, res.o, q_rows(p), redo);
+      take_masked(exact.lse, res.lse, lse_rows(p), redo);
     }
   }
   return res;
 }
 
-BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor& k,
-                        const HostTensor& v, const HostTensor& dout, const Options& opt) {
-  validate(p, opt);
-  const DenseInputs in(p, q, k, v, &dout);
+BackwardResult backward_dense(const DenseInputs& in, const Options& opt) {
+  const Problem& p = in.p;
   BackwardResult res;
   const Masks m = make_masks(p, opt, res.stats);
   shape_tensor(res.dq, p.q_shape());
@@ -258,16 +268,16 @@ BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor&
       backward_with<BinFloatReal>(in, bin_float_model(), m, opt, res);
       break;
   }
-  mark_checked(res.dq, p, m.rows, q_row_of);
-  mark_checked(res.dk, p, m.cols, k_col_of);
-  mark_checked(res.dv, p, m.cols, k_col_of);
+  mark_checked(res.dq, q_rows(p), m.rows);
+  mark_checked(res.dk, kv_columns(p), m.cols);
+  mark_checked(res.dv, kv_columns(p), m.cols);
   if (opt.backend == Backend::fast) {
     Masks redo{std::vector<std::uint8_t>(m.rows.size(), 0),
                std::vector<std::uint8_t>(m.cols.size(), 0)};
     const bool finite = all_finite(in);
-    collect_misses(res.dq, p, opt, finite, redo.rows, q_row_of);
-    collect_misses(res.dk, p, opt, finite, redo.cols, k_col_of);
-    collect_misses(res.dv, p, opt, finite, redo.cols, k_col_of);
+    collect_misses(res.dq, q_rows(p), opt, finite, redo.rows);
+    collect_misses(res.dk, kv_columns(p), opt, finite, redo.cols);
+    collect_misses(res.dv, kv_columns(p), opt, finite, redo.cols);
     res.stats.fallback_rows = count(redo.rows);
     res.stats.fallback_columns = count(redo.cols);
     if (res.stats.fallback_rows + res.stats.fallback_columns > 0) {
@@ -277,12 +287,35 @@ BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor&
       shape_tensor(exact.dv, p.kv_shape());
       const MpfrPrecision prec(opt.precision_bits);
       backward_with<MpfrReal>(in, prec.model(), redo, opt, exact);
-      take_masked(exact.dq, res.dq, p, redo.rows, q_row_of);
-      take_masked(exact.dk, res.dk, p, redo.cols, k_col_of);
-      take_masked(exact.dv, res.dv, p, redo.cols, k_col_of);
+      take_masked(exact.dq, res.dq, q_rows(p), redo.rows);
+      take_masked(exact.dk, res.dk, kv_columns(p), redo.cols);
+      take_masked(exact.dv, res.dv, kv_columns(p), redo.cols);
     }
   }
   return res;
+}
+
+}  // namespace
+
+ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k,
+                      const HostTensor& v, const Options& opt) {
+  validate(p, opt);
+  return forward_dense(DenseInputs(p, q, k, v, nullptr), opt);
+}
+
+BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+                        const HostTensor& v, const HostTensor& dout, const Options& opt) {
+  validate(p, opt);
+  return backward_dense(DenseInputs(p, q, k, v, &dout), opt);
+}
+
+Results forward_backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+                         const HostTensor& v, const HostTensor* dout, const Options& opt) {
+  validate(p, opt);
+  const DenseInputs in(p, q, k, v, dout);
+  Results r{forward_dense(in, opt), std::nullopt};
+  if (dout) r.backward = backward_dense(in, opt);
+  return r;
 }
 
 }  // namespace flashproof::reference

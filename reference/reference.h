@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -79,5 +80,14 @@ ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k
                       const HostTensor& v, const Options& opt = {});
 BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor& k,
                         const HostTensor& v, const HostTensor& dout, const Options& opt = {});
+
+// Both, over one copy of the inputs (a check needs both: this converts them once). The backward
+// is computed only when dout is given.
+struct Results {
+  ForwardResult forward;
+  std::optional<BackwardResult> backward;
+};
+Results forward_backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+                         const HostTensor& v, const HostTensor* dout, const Options& opt = {});
 
 }  // namespace flashproof::reference
