@@ -5,7 +5,8 @@
 // inputs, all single-threaded and measured side by side in one run. Then the same campaign through
 // the real runner (a forked child per case, fsync'ed log) for cases per minute.
 //
-//   bench_campaign [--cases N] [--seed S] [--impl NAME] [--max-seqlen L] [--max-work W] [--json FILE]
+//   bench_campaign [--cases N] [--repeat R] [--seed S] [--impl NAME] [--max-seqlen L] [--max-work W] [--json FILE]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -42,7 +43,7 @@ int main(int argc, char** argv) {
   spec.generator.seed = 1;
   spec.generator.max_seqlen = 256;
   spec.generator.max_work = std::int64_t{1} << 20;
-  std::uint64_t cases = 200;
+  std::uint64_t cases = 200, repeats = 3;
   std::string json;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
     const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
     const bool number = !v.empty() && *end == '\0';
     if (a == "--cases" && number && n > 0) cases = n;
+    else if (a == "--repeat" && number && n > 0) repeats = n;
     else if (a == "--seed" && number) spec.generator.seed = n;
     else if (a == "--impl") spec.impls = {v};
     else if (a == "--max-seqlen" && number && n > 0) spec.generator.max_seqlen = static_cast<std::int64_t>(n);
@@ -65,7 +67,12 @@ int main(int argc, char** argv) {
   // In-process, single-threaded: what each part of a check costs.
   CheckOptions options;
   options.reference.threads = 1;
-  double t_impl = 0, t_inputs = 0, t_reference = 0, t_bounds = 0, t_total = 0, t_plain = 0;
+  // Each part is the least of its totals over the repeats: this machine is shared, and a part's
+  // fastest pass is the closest to its own cost.
+  struct Totals {
+    double impl = 0, inputs = 0, reference = 0, bounds = 0, total = 0, plain = 0;
+  };
+  Totals best;
   std::uint64_t checked = 0, skipped = 0;
   struct KindTime {
     int cases = 0;
@@ -73,34 +80,59 @@ int main(int argc, char** argv) {
     std::int64_t fallback_rows = 0;
   };
   std::map<std::string, KindTime> by_kind;
-  for (std::uint64_t i = 0; i < cases; ++i) {
-    const Case c = fuzz::campaign_case(spec, i, impl);
-    const std::string kind = fuzz::generate_case(spec.generator, i).kind;
-    if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) {
-      ++skipped;
+  for (std::uint64_t rep = 0; rep < repeats; ++rep) {
+    Totals t;
+    std::map<std::string, KindTime> kinds;
+    checked = skipped = 0;
+    for (std::uint64_t i = 0; i < cases; ++i) {
+      const Case c = fuzz::campaign_case(spec, i, impl);
+      const std::string kind = fuzz::generate_case(spec.generator, i).kind;
+      if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) {
+        ++skipped;
+        continue;
+      }
+      auto t0 = Clock::now();
+      const CheckRecord r = run_check(c, options);
+      t.total += since(t0);
+      t.impl += r.seconds_impl;
+      t.reference += r.seconds_reference;
+      t.bounds += r.seconds_bounds;
+      t0 = Clock::now();
+      const Inputs in = generate_inputs(c.problem, c.dist, c.seed);
+      t.inputs += since(t0);
+      t0 = Clock::now();
+      volatile double sink = bench::plain_forward(c.problem, in.q, in.k, in.v).o.size();
+      if (c.backward) sink = sink + static_cast<double>(bench::plain_backward(c.problem, in.q, in.k, in.v, in.dout).dq.size());
+      const double plain = since(t0);
+      t.plain += plain;
+      KindTime& k = kinds[kind];
+      ++k.cases;
+      k.reference += r.seconds_reference;
+      k.plain += plain;
+      k.fallback_rows += r.reference_stats.fallback_rows;
+      ++checked;
+    }
+    const double other = t.total - t.impl - t.reference - t.bounds;
+    if (rep == 0) {
+      best = t;
+      by_kind = kinds;
       continue;
     }
-    auto t0 = Clock::now();
-    const CheckRecord r = run_check(c, options);
-    t_total += since(t0);
-    t_impl += r.seconds_impl;
-    t_reference += r.seconds_reference;
-    t_bounds += r.seconds_bounds;
-    t0 = Clock::now();
-    const Inputs in = generate_inputs(c.problem, c.dist, c.seed);
-    t_inputs += since(t0);
-    t0 = Clock::now();
-    volatile double sink = bench::plain_forward(c.problem, in.q, in.k, in.v).o.size();
-    if (c.backward) sink = sink + static_cast<double>(bench::plain_backward(c.problem, in.q, in.k, in.v, in.dout).dq.size());
-    const double plain = since(t0);
-    t_plain += plain;
-    KindTime& k = by_kind[kind];
-    ++k.cases;
-    k.reference += r.seconds_reference;
-    k.plain += plain;
-    k.fallback_rows += r.reference_stats.fallback_rows;
-    ++checked;
+    best.impl = std::min(best.impl, t.impl);
+    best.inputs = std::min(best.inputs, t.inputs);
+    best.reference = std::min(best.reference, t.reference);
+    best.bounds = std::min(best.bounds, t.bounds);
+    best.plain = std::min(best.plain, t.plain);
+    // "other" is what total leaves after the timed parts: keep the repeat where it was least.
+    if (other < best.total - best.impl - best.reference - best.bounds)
+      best.total = best.impl + best.reference + best.bounds + other;
+    for (auto& [kind, k] : by_kind) {
+      k.reference = std::min(k.reference, kinds[kind].reference);
+      k.plain = std::min(k.plain, kinds[kind].plain);
+    }
   }
+  const double t_impl = best.impl, t_inputs = best.inputs, t_reference = best.reference,
+               t_bounds = best.bounds, t_total = best.total, t_plain = best.plain;
   const double other = t_total - t_impl - t_reference - t_bounds;
   const double harness = t_reference + t_bounds + other;
 
@@ -120,7 +152,7 @@ int main(int argc, char** argv) {
               impl.c_str(), static_cast<unsigned long long>(spec.generator.seed), static_cast<unsigned long long>(cases),
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(skipped),
               static_cast<long long>(spec.generator.max_seqlen), static_cast<long long>(spec.generator.max_work));
-  std::printf("in-process, one thread:\n");
+  std::printf("in-process, one thread, each part the least of %llu repeats:\n", static_cast<unsigned long long>(repeats));
   std::printf("  %-38s %9.3f s\n", "implementation under test", t_impl);
   std::printf("  %-38s %9.3f s\n", "certified reference", t_reference);
   std::printf("  %-38s %9.3f s\n", "rigorous bounds", t_bounds);

@@ -31,6 +31,7 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
                                 std::to_string(opt.checked->size()) + " elements, the tensor " +
                                 std::to_string(n));
   const DType ulp_dtype = opt.ulp_dtype.value_or(actual.dtype());
+  const bool own_bits = ulp_dtype == actual.dtype();  // a's bits serve for its ULP index
 
   // std::max, not std::fmax (a libm call per element): the running maxima start at 0 and never
   // take a NaN, so both give the same result.
@@ -46,7 +47,8 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
           const auto k = static_cast<std::size_t>(idx);
           if (opt.checked && !(*opt.checked)[k]) continue;
           ++m.count;
-          const double a = actual.get(i0, i1, i2, i3);
+          const std::uint32_t a_bits = actual.bits(i0, i1, i2, i3);
+          const double a = from_bits(actual.dtype(), a_bits);
           const double r = (*ref.value)[k];
           const double beta = ref.bound ? (*ref.bound)[k] : 0.0;
           const double* tol = opt.tolerance ? &(*opt.tolerance)[k] : nullptr;
@@ -89,8 +91,9 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
           sum_e2 += e * e;
           sum_r2 += r * r;
           const std::int64_t ulps =
-              std::llabs(ordered_index(ulp_dtype, to_bits(ulp_dtype, a)) -
-                         ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
+              e == 0 ? 0
+                     : std::llabs(ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a)) -
+                                  ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
           m.max_ulps = std::max(m.max_ulps, static_cast<double>(ulps));
           if (tol && !(e - beta <= *tol)) ++m.above_bound;
         }

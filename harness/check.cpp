@@ -125,6 +125,7 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
                            const std::vector<std::uint8_t>& cls) {
   RangeOutcome o;
   o.compared = ref.checked;
+  if (std::all_of(cls.begin(), cls.end(), [](std::uint8_t c) { return c == kInRange; })) return o;
   for_each_element(a, [&](std::size_t x, double v) {
     if (cls[x] == kInRange) return;
     ++o.beyond;
