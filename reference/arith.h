@@ -126,6 +126,19 @@ inline void compensated_axpy(const TwoDouble& x, double w, double m, const doubl
   }
 }
 
+// The same term summed plainly (acc[c] += fl(x y[c]), rounded twice), for sums short enough
+// that gamma_{N+1} of their mass already meets the requirement (engine.h, plain_sum).
+inline void plain_axpy(double x, double w, double m, const double* __restrict y,
+                       double* __restrict acc, double* __restrict err, double* __restrict mass,
+                       std::int64_t n) {
+  for (std::int64_t c = 0; c < n; ++c) {
+    acc[c] += x * y[c];
+    const double a = std::fabs(y[c]);
+    err[c] += w * a;
+    mass[c] += m * a;
+  }
+}
+
 // Ogita-Rump-Oishi Dot2 over products a_i * b_i where each b_i has at most 26 significant bits:
 // a_i is split once, both partial products are exact, the high one enters a TwoSum chain and the
 // low one joins the compensation. `abs_sum` accumulates sum |a_i b_i| for the bound.

@@ -96,6 +96,15 @@ class Engine {
   // Bound of a plain or compensated sum of `terms` terms (see arith.h): coefficient of the
   // computed result's magnitude and of the sum of |terms|.
   double result_coef() const { return kFast ? m_.u / (1 - m_.u) : 0.0; }
+  // Sums of products P v, dS k, dS q, P dO: the fast path sums them plainly while gamma_{N+1}
+  // stays below 2^-43 of their mass (N < 1024), 8 times inside the 2^-40 requirement, and
+  // compensated beyond. A plain sum's bound is gamma_{N+1} of the mass, with no final rounding.
+  static constexpr double kPlainTerms = 1023;
+  static bool plain_sum(double terms) { return !kFast || terms <= kPlainTerms; }
+  double sum_coef(double terms) const {
+    return plain_sum(terms) ? gamma_n(terms + 1, m_.u) : mass_coef(terms);
+  }
+  double sum_result_coef(double terms) const { return plain_sum(terms) ? 0.0 : result_coef(); }
   double mass_coef(double terms) const {
     if constexpr (kFast) {
       const double g = gamma_n(2 * terms, m_.u);
@@ -189,12 +198,12 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   Real shift;
   double shift2 = 0;  // fast path: second part of the shift, m = shift + shift2 exactly
   if constexpr (kFast) {
-    // Sum2 leaves gamma_2d^2 |scale| |q| |k| in the logit: below 2^-64 for ordinary logits, far
-    // under the 2^-40 requirement; beyond (decided per row, by its largest key norm), Sum3's
+    // Sum2 leaves gamma_2d^2 |scale| |q| |k| in the logit: up to 2^-52 (logits to about 2^36),
+    // far under the 2^-40 requirement; beyond (decided per row, by its largest key norm), Sum3's
     // gamma_2d^3 keeps logits up to 2^80 certified.
     double k_max = 0;
     for (std::int64_t t = 0; t < n; ++t) k_max = std::max(k_max, in_.k.row_norm(b, hk, r.keys[t]));
-    const bool third = abs_scale * exact_mass_coef(d) * qn * k_max > 0x1p-64;
+    const bool third = abs_scale * exact_mass_coef(d) * qn * k_max > 0x1p-52;
     const double coef = abs_scale * (third ? exact_mass_coef3(d) : exact_mass_coef(d)) * qn;
     const double sc = scale_;
     for (std::int64_t t = 0; t < n; ++t) {
@@ -330,15 +339,19 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
               kSafety;
 
   // O_c = sum_j P^_j v_jc. Error: summation bound plus sum_j |P^_j - P_j| |v_jc|.
-  const double g = mass_coef(n);
+  const double g = sum_coef(n);
+  const bool plain = plain_sum(n);
   std::vector<double>& comp = r.comp;
   comp.assign(kFast ? d : 0, 0.0);
   for (std::int64_t t = 0; t < n; ++t) {
     const double* v = in_.v.row(b, hk, r.keys[t]);
     const double w = g * r.prob_d[t] + r.prob_err[t];
     if constexpr (kFast) {
-      compensated_axpy(split(r.prob_d[t]), w, r.prob_d[t], v, r.o.data(), comp.data(),
-                       r.o_err.data(), r.o_mass.data(), d);
+      if (plain)
+        plain_axpy(r.prob_d[t], w, r.prob_d[t], v, r.o.data(), r.o_err.data(), r.o_mass.data(), d);
+      else
+        compensated_axpy(split(r.prob_d[t]), w, r.prob_d[t], v, r.o.data(), comp.data(),
+                         r.o_err.data(), r.o_mass.data(), d);
     } else {
       for (std::int64_t c = 0; c < d; ++c) {
         r.o[c] += r.prob[t] * Real(v[c]);
@@ -349,7 +362,8 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   }
   for (std::int64_t c = 0; c < d; ++c) {
     if constexpr (kFast) r.o[c] += comp[c];
-    r.o_err[c] = (r.o_err[c] + result_coef() * std::fabs(to_d(r.o[c])) + n * 0x1p-1060) * kSafety;
+    r.o_err[c] = (r.o_err[c] + sum_result_coef(n) * std::fabs(to_d(r.o[c])) + n * 0x1p-1060) *
+                 kSafety;
   }
 }
 
@@ -360,7 +374,9 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
                                  EngineOutput<Real>& out) const {
   const std::int64_t d = p_.head_dim, sq = p_.seqlen_q, g = p_.group_size();
   const double u = m_.u, abs_scale = std::fabs(static_cast<double>(scale_));
-  const double gk = mass_coef(static_cast<double>(sq * g));  // dK/dV sums over all group rows
+  const double column_terms = static_cast<double>(sq * g);  // dK/dV sum over all group rows
+  const double gk = sum_coef(column_terms);
+  const bool plain_columns = plain_sum(column_terms);
   const auto head_cols = col_mask.begin() + (b * p_.heads_kv + hk) * p_.seqlen_k;
   const bool any_col = std::any_of(head_cols, head_cols + p_.seqlen_k, [](auto x) { return x; });
   Row r;
@@ -427,13 +443,17 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
     if (want_dq) {  // dQ_c = scale * sum_j dS_j k_jc
       std::vector<Real> acc_q(d, Real(0));
       std::vector<double> comp(d, 0.0), werr(d, 0.0), qmass(d, 0.0);
-      const double gq = mass_coef(n);
+      const double gq = sum_coef(n);
+      const bool plain = plain_sum(n);
       for (std::int64_t t = 0; t < n; ++t) {
         const double* k = in_.k.row(b, hk, r.keys[t]);
         const double w = gq * std::fabs(ds_d[t]) + sigma[t];
         if constexpr (kFast) {
-          compensated_axpy(split(ds_d[t]), w, mass[t], k, acc_q.data(), comp.data(), werr.data(),
-                           qmass.data(), d);
+          if (plain)
+            plain_axpy(ds_d[t], w, mass[t], k, acc_q.data(), werr.data(), qmass.data(), d);
+          else
+            compensated_axpy(split(ds_d[t]), w, mass[t], k, acc_q.data(), comp.data(),
+                             werr.data(), qmass.data(), d);
         } else {
           for (std::int64_t c = 0; c < d; ++c) {
             acc_q[c] += ds[t] * Real(k[c]);
@@ -445,7 +465,7 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
       for (std::int64_t c = 0; c < d; ++c) {
         if constexpr (kFast) acc_q[c] += comp[c];
         const Real val = Real(static_cast<double>(scale_)) * acc_q[c];
-        const double err = werr[c] + result_coef() * std::fabs(to_d(acc_q[c])) + n * 0x1p-1060;
+        const double err = werr[c] + sum_result_coef(n) * std::fabs(to_d(acc_q[c])) + n * 0x1p-1060;
         const std::int64_t idx = ((b * sq + i) * p_.heads_q + h) * d + c;
         out.dq[idx] = val;
         out.dq_err[idx] = (abs_scale * err + u * std::fabs(to_d(val)) * (1 + 4 * u)) * kSafety;
@@ -461,6 +481,13 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
       const double wv = gk * r.prob_d[t] + r.prob_err[t];
       const std::int64_t base = j * d;
       if constexpr (kFast) {
+        if (plain_columns) {
+          plain_axpy(ds_d[t], wk, mass[t], q, acc.dk.data() + base, acc.dk_werr.data() + base,
+                     acc.dk_mass.data() + base, d);
+          plain_axpy(r.prob_d[t], wv, r.prob_d[t], dout, acc.dv.data() + base,
+                     acc.dv_werr.data() + base, acc.dv_mass.data() + base, d);
+          continue;
+        }
         compensated_axpy(split(ds_d[t]), wk, mass[t], q, acc.dk.data() + base,
                          acc.dk_comp.data() + base, acc.dk_werr.data() + base,
                          acc.dk_mass.data() + base, d);

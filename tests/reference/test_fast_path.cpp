@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "core/generators.h"
 #include "reference/reference.h"
@@ -81,7 +82,11 @@ INSTANTIATE_TEST_SUITE_P(
         FastCase{"dominant_key", DType::bf16, 2, 2, 8, 16, 16, -1, -1, {K::dominant_key}},
         FastCase{"equal_rows", DType::fp16, 2, 1, 5, 8, 4, -1, -1, {K::equal_rows}},
         FastCase{"growing_max", DType::fp16, 1, 1, 4, 40, 8, -1, -1, {K::growing_max}},
-        FastCase{"subnormal", DType::bf16, 1, 1, 5, 6, 8, -1, -1, {K::subnormal}}),
+        FastCase{"subnormal", DType::bf16, 1, 1, 5, 6, 8, -1, -1, {K::subnormal}},
+        // Sums of more than 1023 terms are compensated, shorter ones plain (engine.h, plain_sum):
+        // O and dQ over 1100 keys, dK and dV over 2 x 520 group rows.
+        FastCase{"compensated_keys", DType::fp16, 1, 1, 3, 1100, 4, -1, -1, {K::normal}},
+        FastCase{"compensated_group_rows", DType::bf16, 2, 1, 520, 3, 4, -1, -1, {K::normal}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // On ordinary inputs the fast path certifies every element to 2^-40 of its magnitude by itself;
@@ -111,6 +116,23 @@ TEST(FastPath, CertifiesOrdinaryInputsWithoutFallback) {
   for (std::size_t x = 0; x < bv.dq.value.size(); ++x) {
     ASSERT_LE(bv.dq.bound[x], std::max(0x1p-40 * std::fabs(bv.dq.value[x]), 1e-300)) << x;
     ASSERT_LE(std::fabs(bv.dq.value[x] - b.dq.value[x]), bv.dq.bound[x] + b.dq.bound[x]) << x;
+  }
+}
+
+// Both kinds of sum meet the requirement by themselves: the plain ones (fewer than 1024 terms,
+// gamma_{N+1} <= 2^-43) and the compensated ones beyond.
+TEST(FastPath, PlainAndCompensatedSumsNeedNoFallback) {
+  for (const auto& [sq, sk, hq] : {std::tuple{3, 1100, 1}, std::tuple{520, 3, 2}, std::tuple{40, 1023, 1}}) {
+    Problem p;
+    p.heads_q = hq;
+    p.seqlen_q = sq;
+    p.seqlen_k = sk;
+    p.head_dim = 8;
+    const Inputs in = generate_inputs(p, Distribution{}, 5);
+    const Both b = run(p, in, Options{});
+    EXPECT_EQ(b.fwd.stats.fallback_rows, 0) << sq << "x" << sk;
+    EXPECT_EQ(b.bwd.stats.fallback_rows, 0) << sq << "x" << sk;
+    EXPECT_EQ(b.bwd.stats.fallback_columns, 0) << sq << "x" << sk;
   }
 }
 
