@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -54,6 +55,36 @@ double lam(double x) { return x < 0.5 ? -std::log1p(-x) : kInf; }
 // a * b with 0 * inf = 0: a zero weight times an unbounded factor contributes nothing.
 double mul0(double a, double b) { return (a == 0 || b == 0) ? 0.0 : a * b; }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// exp(x) for the small arguments of the bounds (relative errors, x in [0, 2^-20]) as 1 + x + x^2,
+// which is above exp(x) there (the remainder x^2/2 + x^3/6 + ... is below 0.72 x^2); rounding
+// the sum costs a few ulps, like std::exp's own error, and is covered the same way by the
+// margins the formulas apply. Larger arguments take std::exp.
+double exp_small(double x) { return x >= 0 && x <= 0x1p-20 ? 1 + (x + x * x) : std::exp(x); }
+// exp(-x) from below the same way: 1 - x <= exp(-x).
+double exp_neg_small(double x) { return x >= 0 && x <= 0x1p-20 ? 1 - x : std::exp(-x); }
+
+// sum_c a_c b_c and sum_c |a_c b_c| in double, in four interleaved lanes from 8 terms on (no
+// chain waits on another). Along any path a term meets at most ceil(n/4) + 5 <= n roundings for
+// n >= 8, so the gamma_n bound of a recursive dot product still holds.
+using Lanes4 = double __attribute__((vector_size(32)));
+void dot_and_abs(const double* a, const double* b, std::int64_t n, double& dot, double& abs) {
+  std::int64_t c = 0;
+  dot = 0, abs = 0;
+  if (n >= 8) {
+    Lanes4 s = {0, 0, 0, 0}, t = {0, 0, 0, 0};
+    for (; c + 4 <= n; c += 4) {
+      Lanes4 x, y;
+      std::memcpy(&x, a + c, sizeof x);
+      std::memcpy(&y, b + c, sizeof y);
+      const Lanes4 pr = x * y;
+      s += pr;
+      t += pr < 0 ? -pr : pr;
+    }
+    dot = (s[0] + s[1]) + (s[2] + s[3]);
+    abs = (t[0] + t[1]) + (t[2] + t[3]);
+  }
+  for (; c < n; ++c) dot += a[c] * b[c], abs += std::fabs(a[c] * b[c]);
+}
 
 struct Row {
   std::vector<std::int64_t> keys;  // visible keys
@@ -91,9 +122,10 @@ class GroupBounds {
       column_unbounded_.assign(sk, 0);
     }
     const std::int64_t g = p_.group_size();
+    Row r;  // reused: every field is reset by forward_row
     for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h)
       for (std::int64_t i = 0; i < p_.seqlen_q; ++i) {
-        Row r;
+        r.keys.clear();
         forward_row(b, h, i, r);
         if (backward_) backward_row(b, h, i, r);
       }
@@ -118,9 +150,8 @@ class GroupBounds {
     std::vector<double> sd(n), err(n);
     r.abs_dot.resize(n);
     for (std::int64_t x = 0; x < n; ++x) {
-      const double* kj = &key_[r.keys[x] * d];
-      double dot = 0, abs_dot = 0;
-      for (std::int64_t c = 0; c < d; ++c) dot += q_[c] * kj[c], abs_dot += std::fabs(q_[c] * kj[c]);
+      double dot, abs_dot;
+      dot_and_abs(q_.data(), &key_[r.keys[x] * d], d, dot, abs_dot);
       r.abs_dot[x] = abs_dot * (1 + 2 * g53);
       sd[x] = scale * dot;
       err[x] = sig_ * g53 * r.abs_dot[x] * (1 + 0x1p-50) + 0x1p-52 * std::fabs(sd[x]);
@@ -136,8 +167,8 @@ class GroupBounds {
       delta[x] = err[x] + 0x1p-53 * diff;  // |(s_j - smax) + diff| <= delta
       e[x] = std::exp(-diff);
       den += e[x];
-      den_lo += e[x] * std::exp(-delta[x]);
-      den_hi += e[x] * std::exp(delta[x]);
+      den_lo += e[x] * exp_neg_small(delta[x]);
+      den_hi += e[x] * exp_small(delta[x]);
       r.logit_abs[x] = std::fabs(sd[x]) + err[x];
       r.dist[x] = diff * (1 + 0x1p-52) + emax + err[x];
       r.dist_lo[x] = std::max(0.0, diff * (1 - 0x1p-52) - emax - err[x]);
@@ -145,8 +176,8 @@ class GroupBounds {
     den_lo *= 1 - 0x1p-48, den_hi *= 1 + 0x1p-48;
     for (std::int64_t x = 0; x < n; ++x) {
       // Below 2^-1000 the double exp may underflow; such weights are all "far" (F4) anyway.
-      r.p_up[x] = std::min(1.0, std::max(e[x] * std::exp(delta[x]) / den_lo * (1 + 0x1p-48), 0x1p-1000));
-      r.p_lo[x] = e[x] * std::exp(-delta[x]) / den_hi * (1 - 0x1p-48);
+      r.p_up[x] = std::min(1.0, std::max(e[x] * exp_small(delta[x]) / den_lo * (1 + 0x1p-48), 0x1p-1000));
+      r.p_lo[x] = e[x] * exp_neg_small(delta[x]) / den_hi * (1 - 0x1p-48);
       r.p_mid[x] = e[x] / den;
     }
     r.log_den_lo = std::log(den_lo) - 0x1p-50;
@@ -219,7 +250,7 @@ class GroupBounds {
     double lambda = 0, lse_arg = 0;
     for (std::int64_t x = 0; x < n; ++x) {
       if (r.far[x]) continue;
-      lambda = std::max(lambda, std::exp(arg_o[x] + weight_log) * (1 + g_sum) * (1 + zeta) - 1);
+      lambda = std::max(lambda, exp_small(arg_o[x] + weight_log) * (1 + g_sum) * (1 + zeta) - 1);
       lse_arg = std::max(lse_arg, r.arg_lse[x]);
     }
     r.lambda = lambda;
@@ -227,7 +258,7 @@ class GroupBounds {
     r.rho.assign(n, kInf);
     for (std::int64_t x = 0; x < n; ++x)
       if (!r.far[x])
-        r.rho[x] = lambda < 1 ? std::exp(arg_o[x] + weight_log + numer_round) * (1 + g_sum) / (1 - lambda) - 1 : kInf;
+        r.rho[x] = lambda < 1 ? exp_small(arg_o[x] + weight_log + numer_round) * (1 + g_sum) / (1 - lambda) - 1 : kInf;
     r.abs_weight = (k_.dtype_abs + abs_one + kFarWeight) * (1 + zeta) / l_low;
 
     // (F5) O_c = sum_j pi^_j v_jc (1 + phi_j) against sum_j P_j v_jc, then the final division and
@@ -237,16 +268,25 @@ class GroupBounds {
     const double t_lo = 1 - std::exp(-lam(uh) - (2 * steps + 3) * lam(u)) * (1 - zeta) / (1 + g_sum) +
                         nd * r.abs_weight;
     const double t = std::max(t_up, t_lo);
-    for (std::int64_t c = 0; c < d; ++c) {
-      double mag = 0, err = 0, sum_abs = 0, vmin = kInf, vmax = -kInf;
-      for (std::int64_t x = 0; x < n; ++x) {
-        const double v = val_[r.keys[x] * d + c], av = std::fabs(v);
-        vmin = std::min(vmin, v), vmax = std::max(vmax, v);
-        sum_abs += av;
-        if (r.far[x]) continue;
-        mag += r.p_up[x] * av;
-        err += mul0(r.p_up[x] * av, r.rho[x]);
+    // Per column, over the keys (key-major, so the inner loop runs along a row of V).
+    col_mag_.assign(d, 0), col_err_.assign(d, 0), col_abs_.assign(d, 0);
+    col_min_.assign(d, kInf), col_max_.assign(d, -kInf);
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double* vx = &val_[r.keys[x] * d];
+      const bool near = !r.far[x];
+      const double pu = r.p_up[x], rho = r.rho[x];
+      for (std::int64_t c = 0; c < d; ++c) {
+        const double v = vx[c], av = std::fabs(v);
+        col_min_[c] = std::min(col_min_[c], v), col_max_[c] = std::max(col_max_[c], v);
+        col_abs_[c] += av;
+        if (!near) continue;
+        col_mag_[c] += pu * av;
+        col_err_[c] += mul0(pu * av, rho);
       }
+    }
+    for (std::int64_t c = 0; c < d; ++c) {
+      double mag = col_mag_[c], err = col_err_[c];
+      const double sum_abs = col_abs_[c], vmin = col_min_[c], vmax = col_max_[c];
       err += r.abs_weight * sum_abs + nd * fl / l_low;  // + products P v that underflow
       const double vabs = std::max(std::fabs(vmin), std::fabs(vmax));
       mag = std::min(mag + kFarWeight * sum_abs, vabs);
@@ -285,9 +325,8 @@ class GroupBounds {
     // Exact dP_j = dO . v_j (double, with its error) and D = sum_j P_j dP_j.
     std::vector<double> dp(n), dp_abs(n);
     for (std::int64_t x = 0; x < n; ++x) {
-      const double* vj = &val_[r.keys[x] * d];
-      double s = 0, a = 0;
-      for (std::int64_t c = 0; c < d; ++c) s += dout_[c] * vj[c], a += std::fabs(dout_[c] * vj[c]);
+      double s, a;
+      dot_and_abs(dout_.data(), &val_[r.keys[x] * d], d, s, a);
       dp[x] = s, dp_abs[x] = a * (1 + 2 * g53);
     }
     double dd = 0, dd_err = 0, dd_abs = 0;
@@ -301,13 +340,14 @@ class GroupBounds {
     // (B1) |P^ - P| for the fp32 P (flash dS) and the P rounded to the dtype (dV; naive: both).
     std::vector<double> p_err(n), ph_err(n), p_hat(n), ph_hat(n);
     const double lse_term = r.lse_bound + (r.lse_abs + r.lse_bound) * (2 * u + u * u);
+    const double lam_exp = lam(k_.exp_rel), lam_uh = lam(uh);
     for (std::int64_t x = 0; x < n; ++x) {
       if (k_.flash) {
-        const double theta = r.arg_lse[x] + lse_term + u * (r.gap[x] + r.arg_lse[x] + lse_term) + lam(k_.exp_rel);
+        const double theta = r.arg_lse[x] + lse_term + u * (r.gap[x] + r.arg_lse[x] + lse_term) + lam_exp;
         // Far (F4): the exact exponent (s_j - LSE) log2(e) and the computed one are below -kFarLog2.
         const bool far = kLog2e * (r.gap_lo[x] - theta) >= kFarLog2;
         p_err[x] = far ? kFarWeight : std::min(mul0(r.p_up[x], std::expm1(theta)) + fl, 1.0);
-        ph_err[x] = far ? kFarWeight : std::min(mul0(r.p_up[x], std::expm1(theta + lam(uh))) + fl * (1 + uh) + k_.dtype_abs, 1.0);
+        ph_err[x] = far ? kFarWeight : std::min(mul0(r.p_up[x], std::expm1(theta + lam_uh)) + fl * (1 + uh) + k_.dtype_abs, 1.0);
       } else {
         const double e = r.far[x] ? kFarWeight : mul0(r.p_up[x], r.rho[x]);
         ph_err[x] = p_err[x] = std::min(e + r.abs_weight, 1.0);
@@ -357,14 +397,16 @@ class GroupBounds {
     // (B5) dQ_c = scale sum_j dS_j k_jc.
     const double g_q = k_.flash ? gam_products(nd + ceil_div(p_.seqlen_k, 16) + 2, k_, k_.sum_eta)
                                 : gam_products(nd, k_, u);
-    for (std::int64_t c = 0; c < d; ++c) {
-      double s1 = 0, s2 = 0;
-      for (std::int64_t x = 0; x < n; ++x) {
-        const double a = std::fabs(key_[r.keys[x] * d + c]);
-        s1 += sigma[x] * a, s2 += ds_up[x] * a;
+    col_err_.assign(d, 0), col_mag_.assign(d, 0);  // key-major: rows of K in the inner loop
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double* kx = &key_[r.keys[x] * d];
+      for (std::int64_t c = 0; c < d; ++c) {
+        const double a = std::fabs(kx[c]);
+        col_err_[c] += sigma[x] * a, col_mag_[c] += ds_up[x] * a;
       }
-      out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(s1 + nd * fl, s2, g_q);  // + underflowing products
     }
+    for (std::int64_t c = 0; c < d; ++c)  // + underflowing products
+      out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(col_err_[c] + nd * fl, col_mag_[c], g_q);
     // (B6) contributions to dK_jc = scale sum_i dS_ij q_ic and dV_jc = sum_i P_ij dO_ic.
     for (std::int64_t x = 0; x < n; ++x) {
       const std::int64_t j = r.keys[x];
@@ -428,6 +470,7 @@ class GroupBounds {
   double sig_;
   std::int64_t steps_;  // flash: rescale steps a weight can pass through (F3)
   std::vector<double> key_, val_, q_, dout_;
+  std::vector<double> col_mag_, col_err_, col_abs_, col_min_, col_max_;  // per-column scratch
   std::vector<double> acc_sq_, acc_dsq_, acc_pdo_, acc_phdo_;
   std::vector<std::int64_t> rows_seeing_;
   std::vector<std::uint8_t> column_unbounded_;
