@@ -106,9 +106,11 @@ double max_finite_abs(const std::vector<double>& v) {
 enum : std::uint8_t { kInRange = 0, kBeyondRange = 1, kCertainOverflow = 2 };
 std::vector<std::uint8_t> range_classes(DType t, const reference::CertifiedTensor& ref) {
   std::vector<std::uint8_t> cls(ref.value.size(), kInRange);
+  const double largest = from_bits(t, to_bits(t, 0x1p200) - 1);  // the largest finite value
   for (std::size_t x = 0; x < ref.value.size(); ++x) {
     const double r = std::fabs(ref.value[x]), b = ref.bound[x];
     if (!ref.checked[x] || !std::isfinite(r) || !(b <= 0x1p-20 * r)) continue;
+    if (r + b <= largest) continue;  // rounds to a finite value: no need to round it
     if (std::isinf(round_to(t, r + b)))
       cls[x] = std::isinf(round_to(t, r - b)) ? kCertainOverflow : kBeyondRange;
   }

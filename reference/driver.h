@@ -78,8 +78,9 @@ void run_backward(const DenseInputs& in, ArithModel model, const std::vector<std
   const Problem& p = in.p;
   const Engine<Real> engine(in, model, mutation);
   const std::int64_t group_rows = p.group_size() * p.seqlen_q;
-  // Rows of a group are cut into a fixed number of chunks, each with its own dK/dV partial sums.
-  const std::int64_t chunks = std::clamp<std::int64_t>(group_rows / 64, 1, 8);
+  // Rows of a group are cut into a fixed number of chunks (whatever the thread count, so results
+  // are reproducible), each with its own dK/dV partial sums: one per 256 rows, at most 8.
+  const std::int64_t chunks = std::clamp<std::int64_t>(group_rows / 256, 1, 8);
   const std::int64_t heads = p.batch * p.heads_kv;
   std::vector<typename Engine<Real>::ColumnAcc> acc(heads * chunks);
   std::vector<std::uint8_t> head_has_cols(heads, 0);
@@ -90,7 +91,7 @@ void run_backward(const DenseInputs& in, ArithModel model, const std::vector<std
       heads * chunks,
       [&](std::int64_t w) {
         const std::int64_t x = w / chunks, chunk = w % chunks;
-        if (head_has_cols[x]) acc[w].init(p.seqlen_k * p.head_dim);
+        if (head_has_cols[x]) acc[w].init(p.seqlen_k * p.head_dim, engine.compensated_columns());
         const std::int64_t begin = group_rows * chunk / chunks,
                            end = group_rows * (chunk + 1) / chunks;
         engine.backward_rows(x / p.heads_kv, x % p.heads_kv, begin, end, dq_mask, col_mask, acc[w],

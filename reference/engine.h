@@ -68,17 +68,21 @@ class Engine {
     std::vector<double> dk_comp, dv_comp;  // fast path: compensation terms
     std::vector<double> dk_werr, dv_werr;  // propagated error plus summation mass
     std::vector<double> dk_mass, dv_mass;
-    void init(std::int64_t n) {
+    void init(std::int64_t n, bool compensated) {
       dk_mass.assign(n, 0);
       dv_mass.assign(n, 0);
       dk.assign(n, Real(0));
       dv.assign(n, Real(0));
-      dk_comp.assign(kFast ? n : 0, 0);
-      dv_comp.assign(kFast ? n : 0, 0);
+      dk_comp.assign(compensated ? n : 0, 0);
+      dv_comp.assign(compensated ? n : 0, 0);
       dk_werr.assign(n, 0);
       dv_werr.assign(n, 0);
     }
   };
+  // Whether dK and dV (sums over every row of a group) are compensated sums (plain_sum).
+  bool compensated_columns() const {
+    return kFast && !plain_sum(static_cast<double>(p_.seqlen_q * p_.group_size()));
+  }
   void backward_rows(std::int64_t b, std::int64_t hk, std::int64_t row_begin,
                      std::int64_t row_end, const std::vector<std::uint8_t>& dq_mask,
                      const std::vector<std::uint8_t>& col_mask, ColumnAcc& acc,
@@ -528,7 +532,8 @@ void Engine<Real>::finish_columns(std::int64_t b, std::int64_t hk, std::vector<C
         for (ColumnAcc& a : chunks) {
           mass += (a.*mass_member)[x];
           Real part = (a.*member)[x];
-          if constexpr (kFast) part += (a.*comp_member)[x];
+          if constexpr (kFast)
+            if (!(a.*comp_member).empty()) part += (a.*comp_member)[x];  // compensated sums
           parts += std::fabs(to_d(part));
           if constexpr (kFast) {
             const TwoDouble s = two_sum(sum, part);

@@ -42,31 +42,42 @@ std::vector<std::uint8_t> choose(std::int64_t n, std::int64_t sample, std::uint6
 
 // Converts an engine result to double: the rounding to double joins the bound, every bound gets
 // the floor, and a missing bound (NaN) or a NaN value reads as "no bound" (+inf).
-// `mass` null means a magnitude of 1 (LSE).
+// `mass` null means a magnitude of 1 (LSE). The double engine's vectors become the result's
+// (adjusted in place, not copied).
 template <class Real>
-void publish(const std::vector<Real>& value, const std::vector<double>& err,
-             const std::vector<double>* mass, CertifiedTensor& out) {
-  for (std::size_t x = 0; x < value.size(); ++x) {
-    const double v = static_cast<double>(value[x]);
+void publish(std::vector<Real>& value, std::vector<double>& err, std::vector<double>* mass,
+             CertifiedTensor& out) {
+  const std::size_t n = value.size();
+  std::vector<double> magnitude;
+  if (mass)
+    magnitude = std::move(*mass);
+  else
+    magnitude.assign(n, 1.0);
+  constexpr bool kDouble = std::is_same_v<Real, double>;
+  if constexpr (kDouble) {
+    out.value = std::move(value);
+  } else {
+    out.value.resize(n);
+    for (std::size_t x = 0; x < n; ++x) out.value[x] = static_cast<double>(value[x]);
+  }
+  for (std::size_t x = 0; x < n; ++x) {
+    const double v = out.value[x];
     double bound = err[x];
     if (std::isfinite(v)) {  // an infinite value (LSE of an empty row) is exact
-      if constexpr (!std::is_same_v<Real, double>) bound += std::fabs(v) * 0x1p-52;
+      if constexpr (!kDouble) bound += std::fabs(v) * 0x1p-52;
       bound += kFloor;
     }
     if (std::isnan(bound) || std::isnan(v)) bound = kInf;
-    out.value[x] = v;
-    out.bound[x] = bound;
-    out.magnitude[x] = std::max(std::fabs(v), mass ? (*mass)[x] : 1.0);
+    err[x] = bound;
+    magnitude[x] = std::max(std::fabs(v), magnitude[x]);
   }
+  out.bound = std::move(err);
+  out.magnitude = std::move(magnitude);
 }
 
 void shape_tensor(CertifiedTensor& t, Shape shape) {
-  t.shape = shape;
-  const std::int64_t n = shape[0] * shape[1] * shape[2] * shape[3];
-  t.value.assign(n, std::numeric_limits<double>::quiet_NaN());
-  t.bound.assign(n, kInf);
-  t.checked.assign(n, 0);
-  t.magnitude.assign(n, 0);
+  t.shape = shape;  // value, bound and magnitude come from publish
+  t.checked.assign(shape[0] * shape[1] * shape[2] * shape[3], 0);
 }
 
 struct Masks {
