@@ -4,13 +4,16 @@
 #include <limits>
 
 #include "kernels/algo/mask.h"
-#include "reference/dense_inputs.h"
 
 namespace flashproof {
 
 LogitScan scan_logits(const Problem& p, const HostTensor& q, const HostTensor& k, double limit) {
-  const reference::DenseRows qr(q, p.batch, p.heads_q, p.seqlen_q, p.head_dim, "Q");
-  const reference::DenseRows kr(k, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, "K");
+  return scan_logits(p, reference::DenseRows(q, p.batch, p.heads_q, p.seqlen_q, p.head_dim, "Q"),
+                     reference::DenseRows(k, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, "K"), limit);
+}
+
+LogitScan scan_logits(const Problem& p, const reference::DenseRows& qr,
+                      const reference::DenseRows& kr, double limit) {
   const algo::WindowMask<std::int64_t> mask{p.mask_offset(), p.window_left, p.window_right};
   const double scale = p.softmax_scale();
   LogitScan out;

@@ -5,6 +5,7 @@
 
 #include "core/problem.h"
 #include "core/tensor.h"
+#include "reference/dense_inputs.h"
 
 namespace flashproof {
 
@@ -14,5 +15,7 @@ struct LogitScan {
 };
 
 LogitScan scan_logits(const Problem& p, const HostTensor& q, const HostTensor& k, double limit);
+LogitScan scan_logits(const Problem& p, const reference::DenseRows& q, const reference::DenseRows& k,
+                      double limit);
 
 }  // namespace flashproof

@@ -125,10 +125,11 @@ RowLayout kv_columns(const Problem& p) { return {p.batch, p.seqlen_k, p.heads_kv
 RowLayout lse_rows(const Problem& p) { return {p.batch, p.seqlen_q, p.heads_q, 1, true}; }
 
 // True when every input value is finite (inside SPEC's domain or beyond it up to the fp32 range).
-bool all_finite(const DenseInputs& in) {
+bool all_finite(const DenseInputs& in, bool with_dout) {
   for (const DenseRows* r : {&in.q, &in.k, &in.v, &in.dout})
-    for (double x : r->data)
-      if (!std::isfinite(x)) return false;
+    if (r != &in.dout || with_dout)
+      for (double x : r->data)
+        if (!std::isfinite(x)) return false;
   return true;
 }
 
@@ -239,7 +240,7 @@ ForwardResult forward_dense(const DenseInputs& in, const Options& opt) {
   mark_checked(res.o, q_rows(p), m.rows);
   mark_checked(res.lse, lse_rows(p), m.rows);
   if (opt.backend == Backend::fast) {
-    const bool finite = all_finite(in);
+    const bool finite = all_finite(in, false);
     std::vector<std::uint8_t> redo(m.rows.size(), 0);
     collect_misses(res.o, q_rows(p), opt, finite, redo);
     collect_misses(res.lse, lse_rows(p), opt, finite, redo);
@@ -285,7 +286,7 @@ BackwardResult backward_dense(const DenseInputs& in, const Options& opt) {
   if (opt.backend == Backend::fast) {
     Masks redo{std::vector<std::uint8_t>(m.rows.size(), 0),
                std::vector<std::uint8_t>(m.cols.size(), 0)};
-    const bool finite = all_finite(in);
+    const bool finite = all_finite(in, true);
     collect_misses(res.dq, q_rows(p), opt, finite, redo.rows);
     collect_misses(res.dk, kv_columns(p), opt, finite, redo.cols);
     collect_misses(res.dv, kv_columns(p), opt, finite, redo.cols);
@@ -323,9 +324,15 @@ BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor&
 Results forward_backward(const Problem& p, const HostTensor& q, const HostTensor& k,
                          const HostTensor& v, const HostTensor* dout, const Options& opt) {
   validate(p, opt);
-  const DenseInputs in(p, q, k, v, dout);
+  return forward_backward(DenseInputs(p, q, k, v, dout), dout != nullptr, opt);
+}
+
+Results forward_backward(const DenseInputs& in, bool backward, const Options& opt) {
+  validate(in.p, opt);
+  if (backward && in.dout.data.empty())
+    throw std::invalid_argument("reference backward: the inputs were converted without dO");
   Results r{forward_dense(in, opt), std::nullopt};
-  if (dout) r.backward = backward_dense(in, opt);
+  if (backward) r.backward = backward_dense(in, opt);
   return r;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/problem.h"
 #include "core/tensor.h"
+#include "reference/dense_inputs.h"
 
 namespace flashproof::reference {
 
@@ -89,5 +90,8 @@ struct Results {
 };
 Results forward_backward(const Problem& p, const HostTensor& q, const HostTensor& k,
                          const HostTensor& v, const HostTensor* dout, const Options& opt = {});
+// The same over inputs already converted (e.g. shared with the harness's domain check); the
+// backward needs in.dout.
+Results forward_backward(const DenseInputs& in, bool backward, const Options& opt = {});
 
 }  // namespace flashproof::reference
