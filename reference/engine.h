@@ -1,7 +1,8 @@
 // The reference computation, written once over the number type Real (double for the fast path,
 // Boost.Multiprecision types for the exact paths). Every quantity carries an absolute error bound
 // derived in docs/error-bounds.md; the fast path differs only where `if constexpr (kFast)` uses
-// compensated (error-free transformation) sums instead of plain ones.
+// compensated (error-free transformation) sums instead of plain ones: the dot products always,
+// longer sums of products (plain_sum), and the logits' exact parts through the softmax shift.
 #pragma once
 
 #include <algorithm>
