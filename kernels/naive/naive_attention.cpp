@@ -17,6 +17,26 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 // The rounding a framework applies when it stores an fp32 intermediate in the dtype.
 float to_dtype(DType t, float x) { return static_cast<float>(round_to(t, x)); }
 
+// A float copy of a [b, s, h, d] tensor as contiguous rows [b][h][s][d]. Exact (every fp16, bf16
+// and fp32 value is a float), and read in the same order as the tensor would be, so the results
+// are those of reading the tensor element by element, without the per-element indexing.
+struct FloatRows {
+  std::int64_t heads, seqlen, dim;
+  std::vector<float> data;
+  explicit FloatRows(const HostTensor& t)
+      : heads(t.shape()[2]), seqlen(t.shape()[1]), dim(t.shape()[3]), data(t.numel()) {
+    for (std::int64_t b = 0; b < t.shape()[0]; ++b)
+      for (std::int64_t s = 0; s < seqlen; ++s)
+        for (std::int64_t h = 0; h < heads; ++h) {
+          float* r = data.data() + ((b * heads + h) * seqlen + s) * dim;
+          for (std::int64_t c = 0; c < dim; ++c) r[c] = static_cast<float>(t.get(b, s, h, c));
+        }
+  }
+  const float* row(std::int64_t b, std::int64_t h, std::int64_t s) const {
+    return data.data() + ((b * heads + h) * seqlen + s) * dim;
+  }
+};
+
 struct RowContext {
   const Problem& p;
   algo::WindowMask<std::int64_t> mask;
@@ -40,19 +60,20 @@ struct RowContext {
 
   // P of one query row, rounded to the dtype as a framework stores it; returns LSE (+inf when the
   // row sees no key, P then all zero).
-  float softmax_row(const HostTensor& q, const HostTensor& k, std::int64_t b, std::int64_t h,
+  float softmax_row(const FloatRows& q, const FloatRows& k, std::int64_t b, std::int64_t h,
                     std::int64_t i, std::vector<float>& prob) const {
     const std::int64_t hk = kv_head(h);
     prob.assign(p.seqlen_k, 0.f);
     float m = -kInf;
+    const float* qi = q.row(b, h, i);
     for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
       if (!visible(i, j)) {
         prob[j] = -kInf;
         continue;
       }
+      const float* kj = k.row(b, hk, j);
       float acc = 0.f;
-      for (std::int64_t c = 0; c < p.head_dim; ++c)
-        acc += static_cast<float>(q.get(b, i, h, c)) * static_cast<float>(k.get(b, j, hk, c));
+      for (std::int64_t c = 0; c < p.head_dim; ++c) acc += qi[c] * kj[c];
       prob[j] = acc * scale;
       m = std::max(m, prob[j]);
     }
@@ -110,11 +131,12 @@ class NaiveAttention final : public AttentionImpl {
   void forward(const Problem& p, const ForwardArgs& a) override {
     const RowContext ctx(p, flaw_);
     const bool flip = flip_order(p, forward_calls_);
+    const FloatRows q(a.q), k(a.k), v(a.v);
     parallel_for(p.batch * p.heads_q * p.seqlen_q, [&](std::int64_t r) {
       const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
                          b = r / (p.seqlen_q * p.heads_q);
       std::vector<float> prob;
-      const float lse = ctx.softmax_row(a.q, a.k, b, h, i, prob);
+      const float lse = ctx.softmax_row(q, k, b, h, i, prob);
       const std::int64_t hk = ctx.kv_head(h);
       const bool reverse = flip || (flaw_ == NaiveFlaw::odd_rows_reversed && i % 2 == 1);
       for (std::int64_t c = 0; c < p.head_dim; ++c) {
@@ -123,7 +145,7 @@ class NaiveAttention final : public AttentionImpl {
           const std::int64_t j = reverse ? p.seqlen_k - 1 - n : n;
           // Masked keys are skipped: 0 * V is NaN where V is.
           if (ctx.visible(i, j) || flaw_ == NaiveFlaw::multiplies_masked)
-            acc += prob[j] * static_cast<float>(a.v.get(b, j, hk, c));
+            acc += prob[j] * v.row(b, hk, j)[c];
         }
         if (flaw_ == NaiveFlaw::saturating_output) acc = std::clamp(acc, -2.f, 2.f);
         a.o.set(b, i, h, c, acc);
@@ -137,13 +159,15 @@ class NaiveAttention final : public AttentionImpl {
     const bool reverse = flip_order(p, backward_calls_);
     const float scale = ctx.scale;
     const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
+    const FloatRows q(a.q), k(a.k), v(a.v), dout(a.dout);
     // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
     parallel_for(p.batch * p.heads_kv, [&](std::int64_t r) {
       const std::int64_t hk = r % p.heads_kv, b = r / p.heads_kv;
       std::vector<float> dk(sk * d, 0.f), dv(sk * d, 0.f), prob, ds(sk);
       for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h) {
         for (std::int64_t i = 0; i < sq; ++i) {
-          ctx.softmax_row(a.q, a.k, b, h, i, prob);
+          ctx.softmax_row(q, k, b, h, i, prob);
+          const float *qi = q.row(b, h, i), *doi = dout.row(b, h, i);
           // Masked pairs are skipped rather than multiplied by a zero weight, so that whatever K
           // and V hold there (NaN, say) does not reach dQ, dK, dV.
           float dsum = 0.f;  // D_i = sum_j P_ij dP_ij
@@ -152,9 +176,9 @@ class NaiveAttention final : public AttentionImpl {
               ds[j] = 0.f;
               continue;
             }
+            const float* vj = v.row(b, hk, j);
             float dp = 0.f;
-            for (std::int64_t c = 0; c < d; ++c)
-              dp += static_cast<float>(a.dout.get(b, i, h, c)) * static_cast<float>(a.v.get(b, j, hk, c));
+            for (std::int64_t c = 0; c < d; ++c) dp += doi[c] * vj[c];
             ds[j] = to_dtype(p.dtype, dp);
             dsum += prob[j] * ds[j];
           }
@@ -164,7 +188,7 @@ class NaiveAttention final : public AttentionImpl {
             float acc = 0.f;
             for (std::int64_t n = 0; n < sk; ++n) {
               const std::int64_t j = reverse ? sk - 1 - n : n;
-              if (ctx.visible(i, j)) acc += ds[j] * static_cast<float>(a.k.get(b, j, hk, c));
+              if (ctx.visible(i, j)) acc += ds[j] * k.row(b, hk, j)[c];
             }
             a.dq.set(b, i, h, c, acc * scale);
           }
@@ -175,9 +199,9 @@ class NaiveAttention final : public AttentionImpl {
                 if (flaw_ == NaiveFlaw::dk_without_group_sum && i == 0) dk[j * d + c] = 0.f;
                 continue;
               }
-              const float share = ds[j] * static_cast<float>(a.q.get(b, i, h, c));
+              const float share = ds[j] * qi[c];
               dk[j * d + c] = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0 ? share : dk[j * d + c] + share;
-              dv[j * d + c] += prob[j] * static_cast<float>(a.dout.get(b, i, h, c));
+              dv[j * d + c] += prob[j] * doi[c];
             }
           }
         }
