@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -249,6 +250,15 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
     progress.update(result.run, log.count("fail"), log.count("crash"));
   };
 
+  // With several implementations, those of one case share its reference and baseline through a
+  // file (fuzz/case_runner.h), removed once the case's last implementation is recorded.
+  const bool share = spec.impls.size() > 1;
+  const auto shared_file = [&](std::uint64_t index) {
+    return share ? (fs::path(spec.out) / ".work" / ("case-" + std::to_string(index) + ".ctx")).string()
+                 : std::string();
+  };
+  std::map<std::uint64_t, int> in_flight;  // running tasks per case index
+
   std::vector<Running> running;
   int slot = 0;
   for (;;) {
@@ -260,8 +270,10 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
             << "\n" << std::flush;
       const Case c = t->c;
       const std::string scratch = (fs::path(spec.out) / ".work" / ("job" + std::to_string(slot++ % 1024))).string();
-      auto child = std::make_unique<ChildProcess>([c, options] { return check_in_child(c, options); }, scratch,
-                                                  spec.case_timeout);
+      const std::string shared = shared_file(t->index);
+      ++in_flight[t->index];
+      auto child = std::make_unique<ChildProcess>([c, options, shared] { return check_in_child(c, options, shared); },
+                                                  scratch, spec.case_timeout);
       running.push_back(Running{std::move(*t), std::move(child)});
     }
     if (running.empty()) break;
@@ -271,6 +283,15 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
         const Task task = std::move(running[k].task);
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
         record(task, outcome_of(*end));
+        --in_flight[task.index];
+        // Cases whose tasks have all been issued (the scheduler has moved past them) and ended.
+        for (auto it = in_flight.begin(); it != in_flight.end();)
+          if (it->second == 0 && it->first < next_index) {
+            if (share) fs::remove(shared_file(it->first), ec);
+            it = in_flight.erase(it);
+          } else {
+            ++it;
+          }
         finished = true;
         break;
       }

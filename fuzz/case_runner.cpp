@@ -1,11 +1,15 @@
 #include "fuzz/case_runner.h"
 
+#include <chrono>
 #include <cmath>
+#include <optional>
 #include <cstdio>
 #include <limits>
 #include <sstream>
 
 #include "fuzz/child_process.h"
+#include "harness/case_context_file.h"
+#include "kernels/registry.h"
 #include "harness/logit_scan.h"
 
 namespace flashproof::fuzz {
@@ -28,8 +32,29 @@ std::string one_line(const std::string& json) {
 }
 
 // The child's answer: four header lines, then the record.
-std::string check_in_child(const Case& c, const CheckOptions& options) {
-  const CheckRecord r = run_check(c, options);
+namespace {
+
+CheckRecord check_shared(const Case& c, const CheckOptions& options, const std::string& shared) {
+  AttentionImpl* impl = find_implementation(c.impl);
+  if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "'");
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<CaseContext> ctx = load_case_context(shared, c, options);
+  if (ctx) {
+    ctx->seconds_reference = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  } else {
+    ctx = prepare_case(c, options, true);
+    try {
+      save_case_context(shared, c, options, *ctx);
+    } catch (const std::exception&) {  // sharing is only a saving: the check goes on without it
+    }
+  }
+  return run_check(c, *impl, *ctx, options);
+}
+
+}  // namespace
+
+std::string check_in_child(const Case& c, const CheckOptions& options, const std::string& shared) {
+  const CheckRecord r = shared.empty() ? run_check(c, options) : check_shared(c, options, shared);
   std::string why;
   for (const TensorCheck& t : r.tensors)
     if (why.empty() && !t.reasons.empty()) why = t.name + ": " + t.reasons.front();

@@ -25,7 +25,10 @@ CaseOutcome run_case_isolated(const Case& c, const CheckOptions& options, const 
 
 // The two halves of run_case_isolated, for callers that run several children at once: the work
 // a child does (the check, its result as text) and the outcome read from the child's end.
-std::string check_in_child(const Case& c, const CheckOptions& options);
+// `shared`: empty, or a file through which the implementations of one case share its prepared
+// context (harness/case_context_file.h): loaded when it holds this case, else prepared (with the
+// naive baseline) and saved there.
+std::string check_in_child(const Case& c, const CheckOptions& options, const std::string& shared = {});
 CaseOutcome outcome_of(const ChildEnd& end);
 
 // Largest |softmax_scale * q_i . k_j| over the visible (i, j) of every head, in double; 0 when

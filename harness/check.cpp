@@ -240,35 +240,59 @@ CheckRecord run_check(const Case& c, const CheckOptions& opt) {
   return run_check(c, *impl, opt);
 }
 
-CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions& opt) {
+CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_baseline) {
+  const Problem& p = c.problem;
+  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
+  CaseContext ctx;
+  ctx.inputs = generate_inputs(p, c.dist, c.seed);
+  auto t0 = Clock::now();
+  const reference::DenseInputs dense(p, ctx.inputs.q, ctx.inputs.k, ctx.inputs.v, &ctx.inputs.dout);
+  ctx.seconds_reference = since(t0);
+  ctx.domain_note = domain_violation(p, dense);  // from the reference's copy of the inputs
+  t0 = Clock::now();
+  ctx.reference = reference::forward_backward(dense, c.backward, opt.reference);
+  ctx.seconds_reference += since(t0);
+  if (with_baseline)
+    ctx.baseline = run_implementation(*find_implementation("naive"), p, c.backward, ctx.inputs);
+  return ctx;
+}
+
+CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& opt) {
+  if (const std::string e = c.problem.validate(); !e.empty()) throw std::invalid_argument(e);
+  if (const std::string e = impl.unsupported_reason(c.problem, c.backward); !e.empty())
+    throw std::invalid_argument(impl.name() + " does not support this case: " + e);
+  return run_check(c, impl, prepare_case(c, opt), opt);
+}
+
+CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext& ctx,
+                      const CheckOptions& opt) {
   const Problem& p = c.problem;
   AttentionImpl* impl = &impl_ref;
   if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   if (const std::string e = impl->unsupported_reason(p, c.backward); !e.empty())
     throw std::invalid_argument(impl->name() + " does not support this case: " + e);
+  if (c.backward != ctx.reference.backward.has_value())
+    throw std::invalid_argument("run_check: the prepared case was prepared for the other direction");
   AttentionImpl* baseline = find_implementation("naive");
+  const Inputs& in = ctx.inputs;
 
   CheckRecord r;
   r.c = c;
   r.impl_where = impl->where();
   r.reference_backend = reference::backend_name(opt.reference.backend);
-  const Inputs in = generate_inputs(p, c.dist, c.seed);
-  auto t0 = Clock::now();
-  const reference::DenseInputs dense(p, in.q, in.k, in.v, &in.dout);  // the reference's input format
-  r.seconds_reference = since(t0);
-  r.domain_note = domain_violation(p, dense);
+  r.seconds_reference = ctx.seconds_reference;
+  r.domain_note = ctx.domain_note;
   r.inputs_in_domain = r.domain_note.empty();
 
-  t0 = Clock::now();
+  auto t0 = Clock::now();
   const Outputs out = run_implementation(*impl, p, c.backward, in);
   r.seconds_impl = since(t0);
-  const Outputs base = impl == baseline ? out : run_implementation(*baseline, p, c.backward, in);
+  std::optional<Outputs> own_base;
+  if (!ctx.baseline && impl != baseline) own_base = run_implementation(*baseline, p, c.backward, in);
+  const Outputs& base = ctx.baseline ? *ctx.baseline : own_base ? *own_base : out;
 
-  t0 = Clock::now();
-  const reference::Results ref = reference::forward_backward(dense, c.backward, opt.reference);
-  const reference::ForwardResult& fwd = ref.forward;
+  const reference::ForwardResult& fwd = ctx.reference.forward;
   r.reference_stats = fwd.stats;
-  r.seconds_reference += since(t0);
   t0 = Clock::now();
   const bounds::ImplementationBounds rigorous = r.inputs_in_domain
       ? bounds::implementation_bounds(p, in, impl->arithmetic_model(), c.backward, opt.reference.threads)
@@ -277,7 +301,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CheckOptions
   r.tensors.push_back(check_tensor("O", out.o, base.o, fwd.o, rigorous.o, opt.k_forward, true, opt));
   r.tensors.push_back(check_tensor("LSE", out.lse, base.lse, fwd.lse, rigorous.lse, opt.k_forward, true, opt));
   if (c.backward) {
-    const reference::BackwardResult& bwd = *ref.backward;
+    const reference::BackwardResult& bwd = *ctx.reference.backward;
     r.reference_stats.fallback_rows += bwd.stats.fallback_rows;
     r.reference_stats.fallback_columns = bwd.stats.fallback_columns;
     r.reference_stats.columns_computed = bwd.stats.columns_computed;

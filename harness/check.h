@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,24 @@ struct Outputs {
   HostTensor o, lse, dq, dk, dv;
 };
 Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in);
+
+// What a check needs besides the implementation under test, the same for every implementation of
+// a case: its inputs, whether they are inside SPEC's domain, the reference's results and, when
+// asked for, the naive baseline's outputs. A campaign prepares it once per case and shares it
+// among the implementations it checks (fuzz/, harness/case_context_file.h).
+struct CaseContext {
+  Inputs inputs;
+  std::string domain_note;  // why the inputs are outside the domain; empty inside it
+  reference::Results reference;
+  std::optional<Outputs> baseline;
+  double seconds_reference = 0;
+};
+// Throws std::invalid_argument for an invalid case.
+CaseContext prepare_case(const Case& c, const CheckOptions& opt = {}, bool with_baseline = false);
+// The check of `impl` on a prepared case (c.impl is only a label). Without a prepared baseline
+// the naive baseline runs here (or is the implementation itself).
+CheckRecord run_check(const Case& c, AttentionImpl& impl, const CaseContext& ctx,
+                      const CheckOptions& opt = {});
 
 std::string to_json(const CheckRecord& r);
 std::string to_table(const CheckRecord& r);

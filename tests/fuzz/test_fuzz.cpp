@@ -289,6 +289,35 @@ TEST(Campaign, CrashesAreRecordedShrunkAndTheCampaignGoesOn) {
   EXPECT_EQ(r.crash, static_cast<std::uint64_t>(crashes["test-segfault"] + crashes["test-hang"] + crashes["test-throws"]));
 }
 
+// With several implementations, those of a case share its reference and baseline through a file
+// (fuzz/case_runner.h); the records are exactly those of one campaign per implementation, which
+// prepares every case afresh.
+TEST(Campaign, SharingACaseAmongImplementationsChangesNoRecord) {
+  register_test_implementations();
+  const std::vector<std::string> impls = {"naive", "naive-flawed:mask-off-by-one"};
+  const auto essence = [](const Json& j) {  // verdict and every metric, without timings and paths
+    std::string s = text_of(j, "status") + "|" + to_json_text(*j.find("logit_scale"), true);
+    if (const Json* rec = j.find("record"); rec && rec->type != Json::Type::null)
+      s += "|" + to_json_text(*rec->find("tensors"), true) + "|" + text_of(*rec, "domain_note");
+    return s;
+  };
+  const fs::path shared = fresh_dir("shared");
+  std::ostringstream quiet;
+  run_campaign(small_spec(shared, impls, 10), quiet, false);
+  std::map<std::pair<std::uint64_t, std::string>, std::string> together, apart;
+  for (const Json& j : records(shared))
+    together[{static_cast<std::uint64_t>(j.find("index")->integer()), text_of(j, "impl")}] = essence(j);
+  for (const std::string& impl : impls) {
+    const fs::path dir = fresh_dir("alone");
+    run_campaign(small_spec(dir, {impl}, 10), quiet, false);
+    for (const Json& j : records(dir))
+      apart[{static_cast<std::uint64_t>(j.find("index")->integer()), impl}] = essence(j);
+  }
+  EXPECT_EQ(together.size(), 20u);
+  EXPECT_EQ(together, apart);
+  EXPECT_FALSE(fs::exists(shared / ".work"));  // the shared files went with the work folder
+}
+
 // A flawed implementation's failures are shrunk, saved, and replay to the same verdict.
 TEST(Campaign, FailuresAreShrunkAndReplayExactly) {
   register_test_implementations();
