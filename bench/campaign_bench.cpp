@@ -21,6 +21,7 @@
 
 #include "bench/plain_double_attention.h"
 #include "fuzz/campaign.h"
+#include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
 
 using namespace flashproof;
@@ -148,6 +149,21 @@ int main(int argc, char** argv) {
   const double t_campaign = since(t0);
   std::filesystem::remove_all(dir);
 
+  // Two implementations (the baseline and a cheap second one), their cases shared and not: what
+  // one reference per case saves (fuzz/case_runner.h).
+  register_implementation(make_naive_attention(NaiveFlaw::wrong_lse));
+  spec.impls = {impl, "naive-flawed:wrong-lse"};
+  double t_pair[2] = {0, 0};
+  std::uint64_t pair_records = 0;
+  for (int shared = 1; shared >= 0; --shared) {
+    std::filesystem::remove_all(dir);
+    spec.share_cases = shared == 1;
+    t0 = Clock::now();
+    pair_records = fuzz::run_campaign(spec, quiet, false).run;
+    t_pair[shared] = since(t0);
+  }
+  std::filesystem::remove_all(dir);
+
   std::printf("campaign: impl %s, seed %llu, %llu cases (%llu checked, %llu unsupported), max_seqlen %lld, max_work %lld\n",
               impl.c_str(), static_cast<unsigned long long>(spec.generator.seed), static_cast<unsigned long long>(cases),
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(skipped),
@@ -169,6 +185,8 @@ int main(int argc, char** argv) {
                 k.reference / k.plain, static_cast<long long>(k.fallback_rows));
   std::printf("campaign runner (fork per case, fsync per record): %llu records in %.2f s = %.0f cases/min\n",
               static_cast<unsigned long long>(run.run), t_campaign, 60.0 * static_cast<double>(run.run) / t_campaign);
+  std::printf("campaign runner, %s + naive-flawed:wrong-lse: %llu records in %.2f s with each case's reference shared, %.2f s without (%.2fx)\n",
+              impl.c_str(), static_cast<unsigned long long>(pair_records), t_pair[1], t_pair[0], t_pair[0] / t_pair[1]);
   if (!json.empty()) {
     std::ofstream out(json);
     out << "{\"impl\": \"" << impl << "\", \"seed\": " << spec.generator.seed << ", \"cases\": " << cases << ", \"repeats\": " << repeats
@@ -177,7 +195,8 @@ int main(int argc, char** argv) {
         << ", \"inputs\": " << t_inputs << ", \"reference\": " << t_reference << ", \"bounds\": " << t_bounds << ", \"other\": " << other
         << ", \"plain_double\": " << t_plain << ", \"campaign_runner\": " << t_campaign
         << "}, \"harness_over_plain\": " << harness / t_plain << ", \"campaign_cases_per_minute\": "
-        << 60.0 * static_cast<double>(run.run) / t_campaign << "}\n";
+        << 60.0 * static_cast<double>(run.run) / t_campaign << ", \"two_implementations_seconds\": {\"shared\": " << t_pair[1]
+        << ", \"unshared\": " << t_pair[0] << "}}\n";
   }
   return 0;
 }

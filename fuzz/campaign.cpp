@@ -252,7 +252,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
 
   // With several implementations, those of one case share its reference and baseline through a
   // file (fuzz/case_runner.h), removed once the case's last implementation is recorded.
-  const bool share = spec.impls.size() > 1;
+  const bool share = spec.share_cases && spec.impls.size() > 1;
   const auto shared_file = [&](std::uint64_t index) {
     return share ? (fs::path(spec.out) / ".work" / ("case-" + std::to_string(index) + ".ctx")).string()
                  : std::string();

@@ -25,6 +25,8 @@ struct CampaignSpec {
   int jobs = 1;                        // children at once
   double case_timeout = 600;           // seconds before a child counts as hung
   bool shrink = true;
+  // With several implementations, those of a case share its reference and baseline (case_runner.h).
+  bool share_cases = true;
 };
 
 struct CampaignResult {

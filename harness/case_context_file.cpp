@@ -1,12 +1,10 @@
 #include "harness/case_context_file.h"
 
 #include "harness/case_file.h"
-#include "harness/exchange.h"
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
@@ -15,7 +13,7 @@
 namespace flashproof {
 namespace {
 
-constexpr char kMagic[8] = {'F', 'P', 'C', 'T', 'X', '1', '\n', '\0'};
+constexpr char kMagic[8] = {'F', 'P', 'C', 'T', 'X', '2', '\n', '\0'};
 
 // Everything that determines the prepared context, exactly: the case without its implementation,
 // and the options (the reference's among them), in the case-file format.
@@ -25,20 +23,61 @@ std::string case_key(const Case& c, const CheckOptions& opt) {
   return case_to_json(key, opt);
 }
 
+// FNV-1a's step over 8-byte words (and the last bytes one by one): a damage check fast enough
+// for files of megabytes, not a format other tools read.
+std::uint64_t mix(std::uint64_t h, const char* p, std::size_t n) {
+  constexpr std::uint64_t kPrime = 0x100000001b3ull;
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    h = (h ^ w) * kPrime;
+  }
+  for (; i < n; ++i) h = (h ^ static_cast<unsigned char>(p[i])) * kPrime;
+  return h;
+}
+constexpr std::uint64_t kHashStart = 0xcbf29ce484222325ull;
+
+// `mix` over a stream written piece by piece: whole words as they complete, so the result is that
+// of mixing all the bytes at once.
+class StreamHash {
+ public:
+  void add(const char* p, std::size_t n) {
+    while (n > 0 && fill_ > 0 && fill_ < 8) pending_[fill_++] = *p++, --n;
+    if (fill_ == 8) h_ = mix(h_, pending_, 8), fill_ = 0;
+    const std::size_t whole = n / 8 * 8;
+    h_ = mix(h_, p, whole);
+    for (std::size_t i = whole; i < n; ++i) pending_[fill_++] = p[i];
+  }
+  std::uint64_t value() const { return mix(h_, pending_, fill_); }
+
+ private:
+  std::uint64_t h_ = kHashStart;
+  char pending_[8] = {};
+  std::size_t fill_ = 0;
+};
+
 class Writer {
  public:
   explicit Writer(std::ostream& out) : out_(out) {}
+  void bytes(const void* p, std::size_t n) {
+    out_.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
+    hash_.add(static_cast<const char*>(p), n);
+  }
   template <class T>
   void pod(const T& x) {
     static_assert(std::is_trivially_copyable_v<T>);
-    out_.write(reinterpret_cast<const char*>(&x), sizeof x);
+    bytes(&x, sizeof x);
   }
   template <class T>
   void vec(const std::vector<T>& v) {
     pod(static_cast<std::uint64_t>(v.size()));
-    out_.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(T)));
+    bytes(v.data(), v.size() * sizeof(T));
   }
-  void str(const std::string& s) { vec(std::vector<char>(s.begin(), s.end())); }
+  void str(const std::string& s) {
+    pod(static_cast<std::uint64_t>(s.size()));
+    bytes(s.data(), s.size());
+  }
   void tensor(const reference::CertifiedTensor& t) {
     pod(t.shape);
     vec(t.value), vec(t.bound), vec(t.checked), vec(t.magnitude);
@@ -48,46 +87,52 @@ class Writer {
     str(s.sampling);
     pod(s.max_abs_logit);
   }
-  void host(const HostTensor& t) {  // element bits in logical order (any strides)
+  // The elements' storage bytes in logical order (a copy first when the tensor is a view).
+  void host(const HostTensor& t) {
     pod(static_cast<std::uint8_t>(!t.empty()));
     if (t.empty()) return;
     pod(static_cast<std::uint8_t>(t.dtype())), pod(static_cast<std::int32_t>(t.rank())), pod(t.shape());
-    std::vector<std::uint32_t> bits;
-    bits.reserve(static_cast<std::size_t>(t.numel()));
-    const Shape& s = t.shape();
-    for (std::int64_t a = 0; a < s[0]; ++a)
-      for (std::int64_t b = 0; b < s[1]; ++b)
-        for (std::int64_t c = 0; c < s[2]; ++c)
-          for (std::int64_t d = 0; d < s[3]; ++d) bits.push_back(t.bits(a, b, c, d));
-    vec(bits);
+    const HostTensor flat = t.is_contiguous() && t.offset() == 0 ? t : t.contiguous_copy();
+    const std::size_t n = static_cast<std::size_t>(flat.numel()) * static_cast<std::size_t>(dtype_bytes(flat.dtype()));
+    pod(static_cast<std::uint64_t>(n));
+    bytes(flat.storage_data(), n);
   }
+  std::uint64_t hash() const { return hash_.value(); }
 
  private:
   std::ostream& out_;
+  StreamHash hash_;
 };
 
+// Reads from the file's bytes in memory; every read is bounds-checked.
 class Reader {
  public:
-  explicit Reader(std::istream& in) : in_(in) {}
+  Reader(const char* p, std::size_t n) : p_(p), end_(p + n) {}
+  void bytes(void* out, std::size_t n) {
+    if (n > static_cast<std::size_t>(end_ - p_)) throw std::runtime_error("truncated");
+    std::memcpy(out, p_, n);
+    p_ += n;
+  }
   template <class T>
   T pod() {
     T x{};
-    in_.read(reinterpret_cast<char*>(&x), sizeof x);
-    if (!in_) throw std::runtime_error("truncated");
+    bytes(&x, sizeof x);
     return x;
   }
   template <class T>
   std::vector<T> vec() {
     const auto n = pod<std::uint64_t>();
-    if (n > (std::uint64_t{1} << 36) / sizeof(T)) throw std::runtime_error("implausible length");
+    if (n > static_cast<std::uint64_t>(end_ - p_) / sizeof(T)) throw std::runtime_error("truncated");
     std::vector<T> v(static_cast<std::size_t>(n));
-    in_.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(T)));
-    if (!in_) throw std::runtime_error("truncated");
+    bytes(v.data(), v.size() * sizeof(T));
     return v;
   }
   std::string str() {
-    const std::vector<char> v = vec<char>();
-    return std::string(v.begin(), v.end());
+    const auto n = pod<std::uint64_t>();
+    if (n > static_cast<std::uint64_t>(end_ - p_)) throw std::runtime_error("truncated");
+    std::string s(p_, static_cast<std::size_t>(n));
+    p_ += n;
+    return s;
   }
   reference::CertifiedTensor tensor() {
     reference::CertifiedTensor t;
@@ -114,46 +159,43 @@ class Reader {
     const Shape shape = pod<Shape>();
     if (dtype > static_cast<std::uint8_t>(DType::fp32) || rank < 1 || rank > 4)
       throw std::runtime_error("bad tensor header");
+    for (std::int64_t e : shape)
+      if (e < 1 || e > Problem::max_elements) throw std::runtime_error("bad tensor header");
     HostTensor t(static_cast<DType>(dtype), shape, rank);
-    const std::vector<std::uint32_t> bits = vec<std::uint32_t>();
-    if (static_cast<std::int64_t>(bits.size()) != t.numel()) throw std::runtime_error("inconsistent tensor");
-    std::size_t x = 0;
-    for (std::int64_t a = 0; a < shape[0]; ++a)
-      for (std::int64_t b = 0; b < shape[1]; ++b)
-        for (std::int64_t c = 0; c < shape[2]; ++c)
-          for (std::int64_t d = 0; d < shape[3]; ++d) t.set_bits(a, b, c, d, bits[x++]);
+    const auto n = pod<std::uint64_t>();
+    if (n != static_cast<std::uint64_t>(t.numel()) * static_cast<std::uint64_t>(dtype_bytes(t.dtype())))
+      throw std::runtime_error("inconsistent tensor");
+    bytes(t.storage_data(), static_cast<std::size_t>(n));
     return t;
   }
+  bool done() const { return p_ == end_; }
 
  private:
-  std::istream& in_;
+  const char* p_;
+  const char* end_;
 };
 
 }  // namespace
 
 void save_case_context(const std::string& path, const Case& c, const CheckOptions& opt,
                        const CaseContext& ctx) {
-  std::ostringstream out;
-  {
-    Writer w(out);
-    w.str(case_key(c, opt));
-    w.str(ctx.domain_note);
-    w.tensor(ctx.reference.forward.o), w.tensor(ctx.reference.forward.lse);
-    w.stats(ctx.reference.forward.stats);
-    w.pod(static_cast<std::uint8_t>(ctx.reference.backward.has_value()));
-    if (const auto& b = ctx.reference.backward) {
-      w.tensor(b->dq), w.tensor(b->dk), w.tensor(b->dv);
-      w.stats(b->stats);
-    }
-    w.pod(static_cast<std::uint8_t>(ctx.baseline.has_value()));
-    if (const auto& o = ctx.baseline) w.host(o->o), w.host(o->lse), w.host(o->dq), w.host(o->dk), w.host(o->dv);
-  }
-  const std::string payload = out.str();
-  const std::uint64_t sum = exchange::fnv1a64(payload);
   const std::string tmp = path + ".tmp";
   std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+  if (!file) throw std::runtime_error("cannot write " + tmp);
   file.write(kMagic, sizeof kMagic);
-  file.write(payload.data(), static_cast<std::streamsize>(payload.size()));
+  Writer w(file);
+  w.str(case_key(c, opt));
+  w.str(ctx.domain_note);
+  w.tensor(ctx.reference.forward.o), w.tensor(ctx.reference.forward.lse);
+  w.stats(ctx.reference.forward.stats);
+  w.pod(static_cast<std::uint8_t>(ctx.reference.backward.has_value()));
+  if (const auto& b = ctx.reference.backward) {
+    w.tensor(b->dq), w.tensor(b->dk), w.tensor(b->dv);
+    w.stats(b->stats);
+  }
+  w.pod(static_cast<std::uint8_t>(ctx.baseline.has_value()));
+  if (const auto& o = ctx.baseline) w.host(o->o), w.host(o->lse), w.host(o->dq), w.host(o->dk), w.host(o->dv);
+  const std::uint64_t sum = w.hash();
   file.write(reinterpret_cast<const char*>(&sum), sizeof sum);
   if (!file.flush()) throw std::runtime_error("cannot write " + tmp);
   file.close();
@@ -162,18 +204,21 @@ void save_case_context(const std::string& path, const Case& c, const CheckOption
 
 std::optional<CaseContext> load_case_context(const std::string& path, const Case& c,
                                              const CheckOptions& opt) {
-  std::ifstream file(path, std::ios::binary);
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
   if (!file) return std::nullopt;
-  const std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::streamoff size = file.tellg();
   std::uint64_t sum = 0;
-  if (bytes.size() < sizeof kMagic + sizeof sum || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
-    return std::nullopt;
-  const std::string_view payload(bytes.data() + sizeof kMagic, bytes.size() - sizeof kMagic - sizeof sum);
-  std::memcpy(&sum, bytes.data() + bytes.size() - sizeof sum, sizeof sum);
-  if (exchange::fnv1a64(payload) != sum) return std::nullopt;  // damaged
-  std::istringstream in{std::string(payload)};
+  if (size < static_cast<std::streamoff>(sizeof kMagic + sizeof sum)) return std::nullopt;
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  file.seekg(0);
+  if (!file.read(bytes.data(), size)) return std::nullopt;
+  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) return std::nullopt;
+  const char* payload = bytes.data() + sizeof kMagic;
+  const std::size_t n = bytes.size() - sizeof kMagic - sizeof sum;
+  std::memcpy(&sum, payload + n, sizeof sum);
+  if (mix(kHashStart, payload, n) != sum) return std::nullopt;  // damaged
   try {
-    Reader r(in);
+    Reader r(payload, n);
     if (r.str() != case_key(c, opt)) return std::nullopt;
     CaseContext ctx;
     ctx.domain_note = r.str();
@@ -191,7 +236,7 @@ std::optional<CaseContext> load_case_context(const std::string& path, const Case
       o.o = r.host(), o.lse = r.host(), o.dq = r.host(), o.dk = r.host(), o.dv = r.host();
       ctx.baseline = std::move(o);
     }
-    if (in.peek() != std::char_traits<char>::eof()) return std::nullopt;  // trailing bytes
+    if (!r.done()) return std::nullopt;  // trailing bytes
     ctx.inputs = generate_inputs(c.problem, c.dist, c.seed);
     return ctx;
   } catch (const std::exception&) {
