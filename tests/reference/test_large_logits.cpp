@@ -88,53 +88,57 @@ void expect_agree(const char* what, const CertifiedTensor& a, const CertifiedTen
 
 class LargeLogits : public ::testing::TestWithParam<LargeCase> {};
 
-// The public fast path (with its MPFR fallback) certifies every element and agrees with the pure
-// MPFR backend within the two bounds.
-TEST_P(LargeLogits, FastPathWithFallbackIsFiniteCertifiedAndAgreesWithMpfr) {
-  const LargeCase& c = GetParam();
+// A case's forward and backward with `fast` options and with the pure MPFR backend.
+struct Runs {
+  ForwardResult f, fm;
+  BackwardResult b, bm;
+};
+Runs run_both(const LargeCase& c, const Options& fast) {
   const Problem p = problem_of(c);
   const Inputs in =
       generate_inputs(p, Distribution{Distribution::Kind::large_logits, c.logits}, c.seed);
   Options exact;
   exact.backend = Backend::mpfr;
-  const ForwardResult f = forward(p, in.q, in.k, in.v), fm = forward(p, in.q, in.k, in.v, exact);
-  expect_certified("O", f.o);
-  expect_certified("LSE", f.lse);
-  expect_certified("O (mpfr)", fm.o);
-  expect_certified("LSE (mpfr)", fm.lse);
-  expect_agree("O", f.o, fm.o);
-  expect_agree("LSE", f.lse, fm.lse);
-  const BackwardResult b = backward(p, in.q, in.k, in.v, in.dout),
-                       bm = backward(p, in.q, in.k, in.v, in.dout, exact);
-  expect_certified("dQ", b.dq);
-  expect_certified("dK", b.dk);
-  expect_certified("dV", b.dv);
-  expect_agree("dQ", b.dq, bm.dq);
-  expect_agree("dK", b.dk, bm.dk);
-  expect_agree("dV", b.dv, bm.dv);
+  return {forward(p, in.q, in.k, in.v, fast), forward(p, in.q, in.k, in.v, exact),
+          backward(p, in.q, in.k, in.v, in.dout, fast), backward(p, in.q, in.k, in.v, in.dout, exact)};
+}
+void expect_all_agree(const Runs& r) {
+  expect_agree("O", r.f.o, r.fm.o);
+  expect_agree("LSE", r.f.lse, r.fm.lse);
+  expect_agree("dQ", r.b.dq, r.bm.dq);
+  expect_agree("dK", r.b.dk, r.bm.dk);
+  expect_agree("dV", r.b.dv, r.bm.dv);
+}
+void expect_no_fallback(const Runs& r) {
+  EXPECT_EQ(r.f.stats.fallback_rows, 0);
+  EXPECT_EQ(r.b.stats.fallback_rows, 0);
+  EXPECT_EQ(r.b.stats.fallback_columns, 0);
+}
+
+// The public fast path (with its MPFR fallback) certifies every element and agrees with the pure
+// MPFR backend within the two bounds.
+TEST_P(LargeLogits, FastPathWithFallbackIsFiniteCertifiedAndAgreesWithMpfr) {
+  const Runs r = run_both(GetParam(), Options{});
+  expect_certified("O", r.f.o);
+  expect_certified("LSE", r.f.lse);
+  expect_certified("O (mpfr)", r.fm.o);
+  expect_certified("LSE (mpfr)", r.fm.lse);
+  expect_certified("dQ", r.b.dq);
+  expect_certified("dK", r.b.dk);
+  expect_certified("dV", r.b.dv);
+  expect_all_agree(r);
 }
 
 // The double-precision engine alone (a requirement every finite bound meets, so nothing falls
 // back): finite values and finite bounds, which agree with MPFR. Before the fix the shift made
 // exp overflow and rows came out NaN.
 TEST_P(LargeLogits, DoubleEngineAloneStaysFiniteAndAgreesWithMpfr) {
-  const LargeCase& c = GetParam();
-  const Problem p = problem_of(c);
-  const Inputs in =
-      generate_inputs(p, Distribution{Distribution::Kind::large_logits, c.logits}, c.seed);
   Options loose;
   loose.abs_requirement = kInf;  // accept any bound: the engine's own results come back
-  Options exact;
-  exact.backend = Backend::mpfr;
-  const ForwardResult f = forward(p, in.q, in.k, in.v, loose),
-                      fm = forward(p, in.q, in.k, in.v, exact);
-  const BackwardResult b = backward(p, in.q, in.k, in.v, in.dout, loose),
-                       bm = backward(p, in.q, in.k, in.v, in.dout, exact);
-  EXPECT_EQ(f.stats.fallback_rows, 0);
-  EXPECT_EQ(b.stats.fallback_rows, 0);
-  EXPECT_EQ(b.stats.fallback_columns, 0);
-  for (const auto& [what, t] : {std::pair<const char*, const CertifiedTensor*>{"O", &f.o},
-                                {"LSE", &f.lse}, {"dQ", &b.dq}, {"dK", &b.dk}, {"dV", &b.dv}}) {
+  const Runs r = run_both(GetParam(), loose);
+  expect_no_fallback(r);
+  for (const auto& [what, t] : {std::pair<const char*, const CertifiedTensor*>{"O", &r.f.o},
+                                {"LSE", &r.f.lse}, {"dQ", &r.b.dq}, {"dK", &r.b.dk}, {"dV", &r.b.dv}}) {
     std::int64_t nonfinite = 0;
     for (std::size_t x = 0; x < t->value.size(); ++x) {
       const bool exact_inf = std::isinf(t->value[x]) && t->bound[x] == 0;
@@ -142,11 +146,7 @@ TEST_P(LargeLogits, DoubleEngineAloneStaysFiniteAndAgreesWithMpfr) {
     }
     EXPECT_EQ(nonfinite, 0) << what << ": values or bounds not finite in the double engine";
   }
-  expect_agree("O", f.o, fm.o);
-  expect_agree("LSE", f.lse, fm.lse);
-  expect_agree("dQ", b.dq, bm.dq);
-  expect_agree("dK", b.dk, bm.dk);
-  expect_agree("dV", b.dv, bm.dv);
+  expect_all_agree(r);
 }
 
 // With the default requirement (2^-40 of each element's magnitude) the double engine certifies
@@ -154,23 +154,9 @@ TEST_P(LargeLogits, DoubleEngineAloneStaysFiniteAndAgreesWithMpfr) {
 // sum_j P_j dP_j, leave no row or column to the MPFR fallback (issue 8's throughput: each such row
 // used to cost MPFR time). The results still agree with MPFR within the two bounds.
 TEST_P(LargeLogits, DoubleEngineMeetsTheDefaultRequirementWithoutFallback) {
-  const LargeCase& c = GetParam();
-  const Problem p = problem_of(c);
-  const Inputs in =
-      generate_inputs(p, Distribution{Distribution::Kind::large_logits, c.logits}, c.seed);
-  Options exact;
-  exact.backend = Backend::mpfr;
-  const ForwardResult f = forward(p, in.q, in.k, in.v), fm = forward(p, in.q, in.k, in.v, exact);
-  const BackwardResult b = backward(p, in.q, in.k, in.v, in.dout),
-                       bm = backward(p, in.q, in.k, in.v, in.dout, exact);
-  EXPECT_EQ(f.stats.fallback_rows, 0);
-  EXPECT_EQ(b.stats.fallback_rows, 0);
-  EXPECT_EQ(b.stats.fallback_columns, 0);
-  expect_agree("O", f.o, fm.o);
-  expect_agree("LSE", f.lse, fm.lse);
-  expect_agree("dQ", b.dq, bm.dq);
-  expect_agree("dK", b.dk, bm.dk);
-  expect_agree("dV", b.dv, bm.dv);
+  const Runs r = run_both(GetParam(), Options{});
+  expect_no_fallback(r);
+  expect_all_agree(r);
 }
 
 INSTANTIATE_TEST_SUITE_P(
