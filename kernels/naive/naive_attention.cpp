@@ -21,11 +21,11 @@ float to_dtype(DType t, float x) { return static_cast<float>(round_to(t, x)); }
 // and fp32 value is a float), and read in the same order as the tensor would be, so the results
 // are those of reading the tensor element by element, without the per-element indexing.
 struct FloatRows {
-  std::int64_t heads, seqlen, dim;
+  std::int64_t batch, heads, seqlen, dim;
   std::vector<float> data;
   explicit FloatRows(const HostTensor& t)
-      : heads(t.shape()[2]), seqlen(t.shape()[1]), dim(t.shape()[3]), data(t.numel()) {
-    for (std::int64_t b = 0; b < t.shape()[0]; ++b)
+      : batch(t.shape()[0]), heads(t.shape()[2]), seqlen(t.shape()[1]), dim(t.shape()[3]), data(t.numel()) {
+    for (std::int64_t b = 0; b < batch; ++b)
       for (std::int64_t s = 0; s < seqlen; ++s)
         for (std::int64_t h = 0; h < heads; ++h) {
           float* r = data.data() + ((b * heads + h) * seqlen + s) * dim;
@@ -34,6 +34,22 @@ struct FloatRows {
   }
   const float* row(std::int64_t b, std::int64_t h, std::int64_t s) const {
     return data.data() + ((b * heads + h) * seqlen + s) * dim;
+  }
+};
+
+// The same rows transposed per head, [b][h][d][s], for the loops that run over keys with the
+// head-dim index fixed (P V and dS K).
+struct FloatColumns {
+  std::int64_t heads, seqlen, dim;
+  std::vector<float> data;
+  explicit FloatColumns(const FloatRows& r) : heads(r.heads), seqlen(r.seqlen), dim(r.dim), data(r.data.size()) {
+    for (std::int64_t b = 0; b < r.batch; ++b)
+      for (std::int64_t h = 0; h < heads; ++h)
+        for (std::int64_t s = 0; s < seqlen; ++s)
+          for (std::int64_t c = 0; c < dim; ++c) data[((b * heads + h) * dim + c) * seqlen + s] = r.row(b, h, s)[c];
+  }
+  const float* column(std::int64_t b, std::int64_t h, std::int64_t c) const {
+    return data.data() + ((b * heads + h) * dim + c) * seqlen;
   }
 };
 
@@ -131,7 +147,8 @@ class NaiveAttention final : public AttentionImpl {
   void forward(const Problem& p, const ForwardArgs& a) override {
     const RowContext ctx(p, flaw_);
     const bool flip = flip_order(p, forward_calls_);
-    const FloatRows q(a.q), k(a.k), v(a.v);
+    const FloatRows q(a.q), k(a.k);
+    const FloatColumns v(FloatRows(a.v));
     parallel_for(p.batch * p.heads_q * p.seqlen_q, [&](std::int64_t r) {
       const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
                          b = r / (p.seqlen_q * p.heads_q);
@@ -139,13 +156,15 @@ class NaiveAttention final : public AttentionImpl {
       const float lse = ctx.softmax_row(q, k, b, h, i, prob);
       const std::int64_t hk = ctx.kv_head(h);
       const bool reverse = flip || (flaw_ == NaiveFlaw::odd_rows_reversed && i % 2 == 1);
+      std::vector<char> used(p.seqlen_k);  // masked keys are skipped: 0 * V is NaN where V is
+      for (std::int64_t j = 0; j < p.seqlen_k; ++j)
+        used[j] = ctx.visible(i, j) || flaw_ == NaiveFlaw::multiplies_masked;
       for (std::int64_t c = 0; c < p.head_dim; ++c) {
+        const float* vc = v.column(b, hk, c);
         float acc = 0.f;
         for (std::int64_t n = 0; n < p.seqlen_k; ++n) {
           const std::int64_t j = reverse ? p.seqlen_k - 1 - n : n;
-          // Masked keys are skipped: 0 * V is NaN where V is.
-          if (ctx.visible(i, j) || flaw_ == NaiveFlaw::multiplies_masked)
-            acc += prob[j] * v.row(b, hk, j)[c];
+          if (used[j]) acc += prob[j] * vc[j];
         }
         if (flaw_ == NaiveFlaw::saturating_output) acc = std::clamp(acc, -2.f, 2.f);
         a.o.set(b, i, h, c, acc);
@@ -160,6 +179,7 @@ class NaiveAttention final : public AttentionImpl {
     const float scale = ctx.scale;
     const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
     const FloatRows q(a.q), k(a.k), v(a.v), dout(a.dout);
+    const FloatColumns kt(k);
     // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
     parallel_for(p.batch * p.heads_kv, [&](std::int64_t r) {
       const std::int64_t hk = r % p.heads_kv, b = r / p.heads_kv;
@@ -184,11 +204,14 @@ class NaiveAttention final : public AttentionImpl {
           }
           for (std::int64_t j = 0; j < sk; ++j)
             if (ctx.visible(i, j)) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
+          std::vector<char> seen(sk);
+          for (std::int64_t j = 0; j < sk; ++j) seen[j] = ctx.visible(i, j);
           for (std::int64_t c = 0; c < d; ++c) {
+            const float* kc = kt.column(b, hk, c);
             float acc = 0.f;
             for (std::int64_t n = 0; n < sk; ++n) {
               const std::int64_t j = reverse ? sk - 1 - n : n;
-              if (ctx.visible(i, j)) acc += ds[j] * k.row(b, hk, j)[c];
+              if (seen[j]) acc += ds[j] * kc[j];
             }
             a.dq.set(b, i, h, c, acc * scale);
           }
