@@ -38,6 +38,9 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
   ErrorMetrics m;
   m.rel_floor = opt.rel_floor;
   double sum_e2 = 0, sum_r2 = 0;
+  // The running maxima and the common count in locals (registers), stored once at the end.
+  double max_reference_bound = 0, max_abs = 0, max_rel = 0, max_ulps = 0;
+  std::int64_t count = 0, above_bound = 0;
   const Shape& s = actual.shape();
   std::int64_t idx = 0;
   for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
@@ -46,15 +49,14 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
         for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++idx) {
           const auto k = static_cast<std::size_t>(idx);
           if (opt.checked && !(*opt.checked)[k]) continue;
-          ++m.count;
+          ++count;
           const std::uint32_t a_bits = actual.bits(i0, i1, i2, i3);
           const double a = from_bits(actual.dtype(), a_bits);
           const double r = (*ref.value)[k];
           const double beta = ref.bound ? (*ref.bound)[k] : 0.0;
           const double* tol = opt.tolerance ? &(*opt.tolerance)[k] : nullptr;
           if (ref.bound) {
-            m.max_reference_bound = std::max(m.max_reference_bound,
-                                              std::isnan(beta) ? INFINITY : beta);
+            max_reference_bound = std::max(max_reference_bound, std::isnan(beta) ? INFINITY : beta);
             if (tol && !(beta <= opt.loose_fraction * *tol)) ++m.loose_reference;
           }
           if (std::isnan(r)) {
@@ -72,14 +74,14 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
           }
           if (mismatch) {
             if (m.first_mismatch_index < 0) m.first_mismatch_index = idx;
-            if (tol) ++m.above_bound;
+            if (tol) ++above_bound;
             continue;
           }
           if (std::isinf(a)) continue;  // equal infinities: exact
 
           const double e = std::fabs(a - r);
-          if (e > m.max_abs || m.worst_index < 0) {
-            m.max_abs = e;
+          if (e > max_abs || m.worst_index < 0) {
+            max_abs = e;
             m.worst_index = idx;
             m.worst_coord = {i0, i1, i2, i3};
             m.worst_value = a;
@@ -88,9 +90,9 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
           const double denom = std::max(std::fabs(r), opt.rel_floor);
           // Divide only where e / denom may exceed the maximum so far (the margin covers the
           // product's rounding, so the result is the same as dividing everywhere).
-          if (!(e < m.max_rel * denom * (1 - 0x1p-50))) {
+          if (!(e < max_rel * denom * (1 - 0x1p-50))) {
             const double rel = denom > 0 ? e / denom : (e > 0 ? INFINITY : 0.0);
-            m.max_rel = std::max(m.max_rel, rel);
+            max_rel = std::max(max_rel, rel);
           }
           sum_e2 += e * e;
           sum_r2 += r * r;
@@ -98,9 +100,15 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
               e == 0 ? 0
                      : std::llabs(ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a)) -
                                   ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
-          m.max_ulps = std::max(m.max_ulps, static_cast<double>(ulps));
-          if (tol && !(e - beta <= *tol)) ++m.above_bound;
+          max_ulps = std::max(max_ulps, static_cast<double>(ulps));
+          if (tol && !(e - beta <= *tol)) ++above_bound;
         }
+  m.max_reference_bound = max_reference_bound;
+  m.max_abs = max_abs;
+  m.max_rel = max_rel;
+  m.max_ulps = max_ulps;
+  m.count = count;
+  m.above_bound = above_bound;
   if (sum_r2 > 0)
     m.normwise_rel = std::sqrt(sum_e2) / std::sqrt(sum_r2);
   else
