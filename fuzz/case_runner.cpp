@@ -2,15 +2,15 @@
 
 #include <chrono>
 #include <cmath>
-#include <optional>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include "fuzz/child_process.h"
 #include "harness/case_context_file.h"
-#include "kernels/registry.h"
 #include "harness/logit_scan.h"
+#include "kernels/registry.h"
 
 namespace flashproof::fuzz {
 
@@ -31,9 +31,10 @@ std::string one_line(const std::string& json) {
   return out;
 }
 
-// The child's answer: four header lines, then the record.
 namespace {
 
+// The check on the case's shared context: loaded when a sibling child saved it, else prepared
+// and saved for the siblings.
 CheckRecord check_shared(const Case& c, const CheckOptions& options, const std::string& shared) {
   AttentionImpl* impl = find_implementation(c.impl);
   if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "'");
@@ -53,6 +54,7 @@ CheckRecord check_shared(const Case& c, const CheckOptions& options, const std::
 
 }  // namespace
 
+// The child's answer: four header lines, then the record.
 std::string check_in_child(const Case& c, const CheckOptions& options, const std::string& shared) {
   const CheckRecord r = shared.empty() ? run_check(c, options) : check_shared(c, options, shared);
   std::string why;
