@@ -5,11 +5,24 @@
 namespace flashproof::report {
 namespace {
 
-using Size = long long;
+// A count as a JSON integer.
+template <class N>
+Json count(N n) {
+  return json_integer(static_cast<long long>(n));
+}
+
+// The pass / fail / out-of-domain counts every level of results.json carries.
+Json& add_verdicts(Json& j, const char* key, std::size_t pass, std::size_t fail, std::size_t out_of_domain) {
+  Json& v = add(j, key, json_object());
+  add(v, "pass", count(pass));
+  add(v, "fail", count(fail));
+  add(v, "out-of-domain", count(out_of_domain));
+  return v;
+}
 
 Json distribution_json(const Distribution& d) {
   Json j = json_object();
-  add(j, "cases", json_integer(static_cast<Size>(d.count)));
+  add(j, "cases", count(d.count));
   add(j, "max", json_number(d.max));
   add(j, "p50", json_number(d.p50));
   add(j, "p99", json_number(d.p99));
@@ -18,14 +31,14 @@ Json distribution_json(const Distribution& d) {
 
 Json histogram_json(const BoundHistogram& h) {
   Json j = json_object();
-  add(j, "cases", json_integer(static_cast<Size>(h.count)));
+  add(j, "cases", count(h.count));
   add(j, "max", json_number(h.max));
   Json& buckets = add(j, "buckets", json_array());
   for (std::size_t b = 0; b < kBoundBuckets; ++b) {
     Json& bucket = push(buckets, json_object());
     add(bucket, "from", json_number(bound_bucket_from(b)));
     add(bucket, "to", json_number(bound_bucket_to(b)));
-    add(bucket, "cases", json_integer(static_cast<Size>(h.counts[b])));
+    add(bucket, "cases", count(h.counts[b]));
   }
   return j;
 }
@@ -33,8 +46,8 @@ Json histogram_json(const BoundHistogram& h) {
 Json ratio_json(const BaselineRatio& r) {
   const Distribution d = r.summary();
   Json j = json_object();
-  add(j, "cases", json_integer(static_cast<Size>(d.count)));
-  add(j, "skipped", json_integer(static_cast<Size>(r.skipped)));
+  add(j, "cases", count(d.count));
+  add(j, "skipped", count(r.skipped));
   add(j, "median", json_number(d.p50));
   add(j, "max", json_number(d.max));
   return j;
@@ -43,12 +56,9 @@ Json ratio_json(const BaselineRatio& r) {
 Json tensor_json(const TensorStats& t) {
   Json j = json_object();
   add(j, "name", json_string(t.name));
-  add(j, "cases", json_integer(static_cast<Size>(t.cases)));
-  Json& verdicts = add(j, "verdicts", json_object());
-  add(verdicts, "pass", json_integer(static_cast<Size>(t.pass)));
-  add(verdicts, "fail", json_integer(static_cast<Size>(t.fail)));
-  add(verdicts, "out-of-domain", json_integer(static_cast<Size>(t.out_of_domain)));
-  add(j, "regression", json_integer(static_cast<Size>(t.regression)));
+  add(j, "cases", count(t.cases));
+  add_verdicts(j, "verdicts", t.pass, t.fail, t.out_of_domain);
+  add(j, "regression", count(t.regression));
   add(j, "max_ulps", distribution_json(t.ulps));
   add(j, "max_rel", distribution_json(t.rel));
   add(j, "error_over_bound", histogram_json(t.error_over_bound));
@@ -59,13 +69,9 @@ Json tensor_json(const TensorStats& t) {
 Json impl_json(const ImplStats& s) {
   Json j = json_object();
   add(j, "impl", json_string(s.impl));
-  add(j, "cases", json_integer(static_cast<Size>(s.cases)));
-  Json& status = add(j, "status", json_object());
-  add(status, "pass", json_integer(static_cast<Size>(s.pass)));
-  add(status, "fail", json_integer(static_cast<Size>(s.fail)));
-  add(status, "out-of-domain", json_integer(static_cast<Size>(s.out_of_domain)));
-  add(status, "crash", json_integer(static_cast<Size>(s.crash)));
-  add(j, "not_in_domain", json_integer(static_cast<Size>(s.not_in_domain)));
+  add(j, "cases", count(s.cases));
+  add(add_verdicts(j, "status", s.pass, s.fail, s.out_of_domain), "crash", count(s.crash));
+  add(j, "not_in_domain", count(s.not_in_domain));
   Json& tensors = add(j, "tensors", json_array());
   for (const TensorStats& t : s.tensors) push(tensors, tensor_json(t));
   return j;
@@ -110,9 +116,9 @@ Json inputs_json(const MergedCampaigns& merged) {
     Json& j = push(inputs, json_object());
     add(j, "dir", json_string(in.dir));
     add(j, "campaign", in.campaign);
-    add(j, "records", json_integer(static_cast<Size>(in.records)));
-    add(j, "skipped_lines", json_integer(static_cast<Size>(in.skipped_lines)));
-    add(j, "duplicates", json_integer(static_cast<Size>(in.duplicates)));
+    add(j, "records", count(in.records));
+    add(j, "skipped_lines", count(in.skipped_lines));
+    add(j, "duplicates", count(in.duplicates));
   }
   return inputs;
 }
@@ -125,16 +131,16 @@ Json results_json(const Report& report) {
   add(j, "format", json_string("flashproof-report"));
   add(j, "version", json_integer(1));
   add(j, "inputs", inputs_json(merged));
-  add(j, "records", json_integer(static_cast<Size>(merged.records.size())));
-  add(j, "skipped_lines", json_integer(static_cast<Size>(merged.skipped_lines())));
-  add(j, "duplicates", json_integer(static_cast<Size>(merged.duplicates())));
+  add(j, "records", count(merged.records.size()));
+  add(j, "skipped_lines", count(merged.skipped_lines()));
+  add(j, "duplicates", count(merged.duplicates()));
   Json& warnings = add(j, "warnings", json_array());
   for (const std::string& w : merged.warnings) push(warnings, json_string(w));
   Json& dtypes = add(j, "dtypes", json_array());
   for (const DtypeReport& d : report.dtypes) {
     Json& dj = push(dtypes, json_object());
     add(dj, "dtype", json_string(d.stats.dtype));
-    add(dj, "records", json_integer(static_cast<Size>(d.stats.records)));
+    add(dj, "records", count(d.stats.records));
     Json& impls = add(dj, "impls", json_array());
     for (const ImplStats& s : d.stats.impls) push(impls, impl_json(s));
     Json& worst = add(dj, "worst_cases", json_array());
