@@ -71,10 +71,11 @@ int main(int argc, char** argv) {
   // Each part is the least of its totals over the repeats: this machine is shared, and a part's
   // fastest pass is the closest to its own cost.
   struct Totals {
-    double impl = 0, inputs = 0, reference = 0, bounds = 0, total = 0, plain = 0;
+    double impl = 0, inputs = 0, reference = 0, bounds = 0, checks = 0, total = 0, plain = 0;
   };
   Totals best;
   std::uint64_t checked = 0, skipped = 0;
+  std::int64_t elements = 0;  // output elements compared, per repeat
   struct KindTime {
     int cases = 0;
     double reference = 0, plain = 0;
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
     Totals t;
     std::map<std::string, KindTime> kinds;
     checked = skipped = 0;
+    elements = 0;
     for (std::uint64_t i = 0; i < cases; ++i) {
       const Case c = fuzz::campaign_case(spec, i, impl);
       const std::string kind = fuzz::generate_case(spec.generator, i).kind;
@@ -98,6 +100,8 @@ int main(int argc, char** argv) {
       t.impl += r.seconds_impl;
       t.reference += r.seconds_reference;
       t.bounds += r.seconds_bounds;
+      t.checks += r.seconds_checks;
+      for (const TensorCheck& tc : r.tensors) elements += tc.errors.count;
       t0 = Clock::now();
       const Inputs in = generate_inputs(c.problem, c.dist, c.seed);
       t.inputs += since(t0);
@@ -123,6 +127,7 @@ int main(int argc, char** argv) {
     best.inputs = std::min(best.inputs, t.inputs);
     best.reference = std::min(best.reference, t.reference);
     best.bounds = std::min(best.bounds, t.bounds);
+    best.checks = std::min(best.checks, t.checks);
     best.plain = std::min(best.plain, t.plain);
     // "other" is what total leaves after the timed parts: keep the repeat where it was least.
     if (other < best.total - best.impl - best.reference - best.bounds)
@@ -174,6 +179,8 @@ int main(int argc, char** argv) {
   std::printf("  %-38s %9.3f s\n", "rigorous bounds", t_bounds);
   std::printf("  %-38s %9.3f s\n", "other (inputs, baseline, metrics)", other);
   std::printf("  %-38s %9.3f s\n", "  of which generating the inputs", t_inputs);
+  std::printf("  %-38s %9.3f s   (%lld output elements)\n", "  of which comparing and judging", best.checks,
+              static_cast<long long>(elements));
   std::printf("  %-38s %9.3f s\n", "plain double attention, same cases", t_plain);
   std::printf("  (reference + bounds + other) / plain  %9.2f x   (target <= 3)\n", harness / t_plain);
   std::printf("  the same without generating the inputs %8.2f x\n", (harness - t_inputs) / t_plain);

@@ -106,16 +106,18 @@ class GroupBounds {
         mask_{p.mask_offset(), p.window_left, p.window_right},
         d_(p.head_dim), dot_len_(ceil_div(p.head_dim, k.dot_block) * k.dot_block),
         sig_(std::fabs(static_cast<double>(p.softmax_scale()))),
-        steps_(k.flash ? ceil_div(p.seqlen_k, 16) + 2 : 0) {}
+        steps_(k.flash ? ceil_div(p.seqlen_k, 16) + 2 : 0),
+        lam_u_(lam(k.u)), lam_uh_(lam(k.dtype_u)), lam_exp_(lam(k.exp_rel)), lam_exp_chain_(lam(k.exp_rel + 5 * k.u)),
+        exp_rounds_up_(std::exp(lam_uh_ + (2 * static_cast<double>(steps_) + 3) * lam_u_)),
+        exp_rounds_lo_(std::exp(-lam_uh_ - (2 * static_cast<double>(steps_) + 3) * lam_u_)) {}
 
   void run(std::int64_t b, std::int64_t hk) {
     const std::int64_t sk = p_.seqlen_k, d = d_;
     key_.assign(sk * d, 0), val_.assign(sk * d, 0);
-    for (std::int64_t j = 0; j < sk; ++j)
-      for (std::int64_t c = 0; c < d; ++c) {
-        key_[j * d + c] = in_.k.get(b, j, hk, c);
-        val_[j * d + c] = in_.v.get(b, j, hk, c);
-      }
+    for (std::int64_t j = 0; j < sk; ++j) {
+      in_.k.read_row(b, j, hk, key_.data() + j * d);
+      in_.v.read_row(b, j, hk, val_.data() + j * d);
+    }
     if (backward_) {
       for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
       rows_seeing_.assign(sk, 0);
@@ -146,8 +148,8 @@ class GroupBounds {
     const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
     const double g53 = gam(static_cast<double>(d), 0x1p-53), scale = p_.softmax_scale();
     q_.resize(d);
-    for (std::int64_t c = 0; c < d; ++c) q_[c] = in_.q.get(b, i, h, c);
-    std::vector<double> sd(n), err(n);
+    in_.q.read_row(b, i, h, q_.data());
+    std::vector<double>&sd = scratch(sd_, n), &err = scratch(err_, n);
     r.abs_dot.resize(n);
     for (std::int64_t x = 0; x < n; ++x) {
       double dot, abs_dot;
@@ -160,7 +162,7 @@ class GroupBounds {
     const double emax = *std::max_element(err.begin(), err.end());
     r.logit_abs.resize(n), r.dist.resize(n), r.dist_lo.resize(n), r.gap.resize(n), r.gap_lo.resize(n);
     r.p_up.resize(n), r.p_lo.resize(n), r.p_mid.resize(n);
-    std::vector<double> e(n), delta(n);
+    std::vector<double>&e = scratch(e_, n), &delta = scratch(delta_, n);
     double den_lo = 0, den_hi = 0, den = 0;
     for (std::int64_t x = 0; x < n; ++x) {
       const double diff = smax - sd[x];
@@ -209,7 +211,7 @@ class GroupBounds {
     // (F2) Errors of the computed logits. flash: x^ = fl(S^ * c^) in log2 units; naive:
     // s^ = fl(S^ * scale) in natural units. Absolute (LSE, backward) and relative to the row's
     // max (O: a common error cancels in the normalisation).
-    std::vector<double> arg_o(n), own(n);
+    std::vector<double>&arg_o = scratch(arg_o_, n), &own = scratch(own_, n);
     r.arg_lse.resize(n);
     double dm = 0;
     const double g_dot = gam_products(static_cast<double>(dot_len_), k_, k_.sum_eta);
@@ -240,7 +242,7 @@ class GroupBounds {
       r.far[x] = -exponent_up - 1 >= kFarLog2 && kLog2e * r.dist_lo[x] >= kFarLog2;
     }
     const double steps = static_cast<double>(steps_);
-    const double weight_log = lam(k_.exp_rel) + steps * lam(k_.exp_rel + 5 * u);
+    const double weight_log = lam_exp_ + steps * lam_exp_chain_;
     const double g_sum = gam_products(nd + steps, k_, k_.sum_eta);
     const double l_low = 1 - g_sum - steps * u * 1.01;  // the max weight is exp2(0) = 1 (F5)
     const double abs_one = (k_.flash ? (steps + 1) * fl : 2 * fl);
@@ -254,7 +256,7 @@ class GroupBounds {
       lse_arg = std::max(lse_arg, r.arg_lse[x]);
     }
     r.lambda = lambda;
-    const double numer_round = lam(uh) + (k_.flash ? 0 : lam(u));  // P rounded (naive: divided first)
+    const double numer_round = lam_uh_ + (k_.flash ? 0 : lam_u_);  // P rounded (naive: divided first)
     r.rho.assign(n, kInf);
     for (std::int64_t x = 0; x < n; ++x)
       if (!r.far[x])
@@ -263,9 +265,9 @@ class GroupBounds {
 
     // (F5) O_c = sum_j pi^_j v_jc (1 + phi_j) against sum_j P_j v_jc, then the final division and
     // the rounding to the dtype; capped by (F6), the convex-combination bound.
-    const double t_up = std::exp(lam(uh) + (2 * steps + 3) * lam(u)) * (1 + zeta) / (1 - g_sum) - 1 +
+    const double t_up = exp_rounds_up_ * (1 + zeta) / (1 - g_sum) - 1 +
                         nd * r.abs_weight;
-    const double t_lo = 1 - std::exp(-lam(uh) - (2 * steps + 3) * lam(u)) * (1 - zeta) / (1 + g_sum) +
+    const double t_lo = 1 - exp_rounds_lo_ * (1 - zeta) / (1 + g_sum) +
                         nd * r.abs_weight;
     const double t = std::max(t_up, t_lo);
     // Per column, over the keys (key-major, so the inner loop runs along a row of V).
@@ -300,7 +302,7 @@ class GroupBounds {
 
     // (F7) LSE = M^ ln 2 + log l^ (flash) or m + log l^ (naive).
     const double inner = lse_arg + weight_log + lam(g_sum) + lam(zeta);
-    const double log_l = std::max(std::log(nd) + steps * lam(u) + lam(g_sum) + zeta, -std::log(l_low * (1 - zeta)));
+    const double log_l = std::max(std::log(nd) + steps * lam_u_ + lam(g_sum) + zeta, -std::log(l_low * (1 - zeta)));
     double max_rounded = 0;  // |M^| in log2 units
     for (std::int64_t x = 0; x < n; ++x) max_rounded = std::max(max_rounded, kLog2e * (1 + kap) * r.logit_abs[x] + own[x]);
     const double scale_back = k_.flash ? (2 * u + u * u) * kLn2 * max_rounded : 0;  // fl(M^ * ln2f)
@@ -320,10 +322,10 @@ class GroupBounds {
     const double u = k_.u, uh = k_.dtype_u, fl = k_.flush, nd = static_cast<double>(n);
     const double g53 = gam(static_cast<double>(d), 0x1p-53);
     dout_.resize(d);
-    for (std::int64_t c = 0; c < d; ++c) dout_[c] = in_.dout.get(b, i, h, c);
+    in_.dout.read_row(b, i, h, dout_.data());
 
     // Exact dP_j = dO . v_j (double, with its error) and D = sum_j P_j dP_j.
-    std::vector<double> dp(n), dp_abs(n);
+    std::vector<double>&dp = scratch(dp_, n), &dp_abs = scratch(dp_abs_, n);
     for (std::int64_t x = 0; x < n; ++x) {
       double s, a;
       dot_and_abs(dout_.data(), &val_[r.keys[x] * d], d, s, a);
@@ -338,9 +340,10 @@ class GroupBounds {
     dd_err += gam(nd, 0x1p-53) * dd_abs + 0x1p-1000;
 
     // (B1) |P^ - P| for the fp32 P (flash dS) and the P rounded to the dtype (dV; naive: both).
-    std::vector<double> p_err(n), ph_err(n), p_hat(n), ph_hat(n);
+    std::vector<double>&p_err = scratch(p_err_, n), &ph_err = scratch(ph_err_, n), &p_hat = scratch(p_hat_, n),
+                        &ph_hat = scratch(ph_hat_, n);
     const double lse_term = r.lse_bound + (r.lse_abs + r.lse_bound) * (2 * u + u * u);
-    const double lam_exp = lam(k_.exp_rel), lam_uh = lam(uh);
+    const double lam_exp = lam_exp_, lam_uh = lam_uh_;
     for (std::int64_t x = 0; x < n; ++x) {
       if (k_.flash) {
         const double theta = r.arg_lse[x] + lse_term + u * (r.gap[x] + r.arg_lse[x] + lse_term) + lam_exp;
@@ -357,7 +360,7 @@ class GroupBounds {
     }
 
     // (B2) dP, (B3) D.
-    std::vector<double> dp_err(n);
+    std::vector<double>& dp_err = scratch(dp_err_, n);
     double d_err = 0;
     if (k_.flash) {
       const double g = gam_products(static_cast<double>(dot_len_), k_, k_.sum_eta);
@@ -383,7 +386,7 @@ class GroupBounds {
     }
 
     // (B4) dS = P (dP - D), rounded to the dtype.
-    std::vector<double> sigma(n), ds_up(n);
+    std::vector<double>&sigma = scratch(sigma_, n), &ds_up = scratch(ds_up_, n);
     for (std::int64_t x = 0; x < n; ++x) {
       const double x_up = std::fabs(dp[x] - dd) * (1 + 0x1p-52) + g53 * dp_abs[x] + dd_err;
       const double x_err = (dp_err[x] + d_err) * (1 + u) + u * (x_up + dp_err[x] + d_err);
@@ -469,6 +472,16 @@ class GroupBounds {
   std::int64_t d_, dot_len_;
   double sig_;
   std::int64_t steps_;  // flash: rescale steps a weight can pass through (F3)
+  // The case's constants of the formulas, computed once rather than per row: lam of the roundings
+  // (u, the dtype's, exp's, a rescale step's) and the exp of (F5)'s rounding chain, up and down.
+  double lam_u_, lam_uh_, lam_exp_, lam_exp_chain_, exp_rounds_up_, exp_rounds_lo_;
+  // Per-key scratch of one row, reused by every row (each is written in full before it is read).
+  std::vector<double> sd_, err_, e_, delta_, arg_o_, own_, dp_, dp_abs_, p_err_, ph_err_, p_hat_, ph_hat_,
+      dp_err_, sigma_, ds_up_;
+  static std::vector<double>& scratch(std::vector<double>& v, std::int64_t n) {
+    v.resize(static_cast<std::size_t>(n));
+    return v;
+  }
   std::vector<double> key_, val_, q_, dout_;
   std::vector<double> col_mag_, col_err_, col_abs_, col_min_, col_max_;  // per-column scratch
   std::vector<double> acc_sq_, acc_dsq_, acc_pdo_, acc_phdo_;

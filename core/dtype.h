@@ -76,7 +76,9 @@ inline std::uint64_t round_double_to_format(double x, Format f) {
   std::uint64_t q = sig >> shift;
   const std::uint64_t rem = sig & ((1ull << shift) - 1);
   const std::uint64_t half = 1ull << (shift - 1);
-  if (rem > half || (rem == half && (q & 1))) ++q;  // ties to even
+  // Ties to even, without a branch: the direction is random for random values, so a branch here
+  // would be mispredicted half the time.
+  q += static_cast<std::uint64_t>(rem > half) | (static_cast<std::uint64_t>(rem == half) & (q & 1));
   // q carries the hidden bit for normals, so adding (field-1) yields the exponent field; a carry
   // out of the fraction bumps the exponent (max finite + carry gives exactly the inf pattern).
   return sign | ((static_cast<std::uint64_t>(field - 1) << f.mant_bits) + q);

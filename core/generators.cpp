@@ -215,6 +215,8 @@ void fill(HostTensor& t, const Distribution& d, std::uint64_t seed) {
   // One switch per row, and each row's elements addressed from its first (the same values in the
   // same order as element by element; this is the hot loop of input generation).
   for_rows(t, seed, [&](Rng& rng, std::int64_t a, std::int64_t b, std::int64_t c) {
+    thread_local std::vector<double> row;  // one row's normal draws
+    if (static_cast<std::int64_t>(row.size()) < n) row.resize(static_cast<std::size_t>(n));
     const std::int64_t base = t.element_offset(a, b, c, 0);
     auto value = [&](std::int64_t e, double x) {
       t.set_raw_bits(base + e * stride, to_bits(dt, std::clamp(x, -max, max)));
@@ -222,10 +224,12 @@ void fill(HostTensor& t, const Distribution& d, std::uint64_t seed) {
     auto bits = [&](std::int64_t e, std::uint32_t v) { t.set_raw_bits(base + e * stride, v); };
     switch (d.kind) {
       case Kind::normal:
-        for (std::int64_t e = 0; e < n; ++e) value(e, rng.normal());
+        rng.fill_normal(row.data(), n);
+        for (std::int64_t e = 0; e < n; ++e) value(e, row[e]);
         break;
       case Kind::scaled:
-        for (std::int64_t e = 0; e < n; ++e) value(e, rng.normal() * param);
+        rng.fill_normal(row.data(), n);
+        for (std::int64_t e = 0; e < n; ++e) value(e, row[e] * param);
         break;
       case Kind::uniform:
         for (std::int64_t e = 0; e < n; ++e) {

@@ -1,6 +1,7 @@
 #include "core/metrics.h"
 
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +18,20 @@ void check_length(const std::vector<double>* v, std::int64_t n, const char* what
                                 std::to_string(n));
 }
 
+// An upper bound on the ULP distance of finite a and r in dtype t, from their double bit patterns,
+// cheap enough to run on every element, so that the exact distance (a correctly rounded
+// conversion of r) is only computed where it may raise the maximum. Over t's normal range a
+// double's bits are an affine function of its index in t, with slope 2^(52 - mant) (both formats
+// have the same binades), and inf takes the index the next binade would have. Below the normal
+// range t's spacing stays fixed while the double's keeps halving, and across zero the sign bit
+// lies between the two, so there the bits only grow faster. Rounding to nearest moves r (and a,
+// when t is narrower than a's dtype) by at most half a step of t, so the distance is at most
+// |bits(a) - bits(r)| / 2^(52 - mant) + 1, an integer below the shifted difference + 2.
+std::uint64_t ulp_bound(double a, double r, int shift) {
+  const auto ba = std::bit_cast<std::uint64_t>(a), br = std::bit_cast<std::uint64_t>(r);
+  return ((ba > br ? ba - br : br - ba) >> shift) + 1;
+}
+
 }  // namespace
 
 ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
@@ -30,8 +45,18 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
     throw std::invalid_argument("compare: the checked mask has " +
                                 std::to_string(opt.checked->size()) + " elements, the tensor " +
                                 std::to_string(n));
-  const DType ulp_dtype = opt.ulp_dtype.value_or(actual.dtype());
-  const bool own_bits = ulp_dtype == actual.dtype();  // a's bits serve for its ULP index
+  if (opt.tolerance && opt.uniform_tolerance)
+    throw std::invalid_argument("compare: both a per-element and a uniform tolerance");
+  const DType dt = actual.dtype();
+  const DType ulp_dtype = opt.ulp_dtype.value_or(dt);
+  const bool own_bits = ulp_dtype == dt;  // a's bits serve for its ULP index
+  const int ulp_shift = 52 - dtype_mantissa_bits(ulp_dtype);
+  const bool has_tol = opt.tolerance || opt.uniform_tolerance;
+  const double uniform_tol = opt.uniform_tolerance.value_or(0);
+  const double* tols = opt.tolerance ? opt.tolerance->data() : nullptr;
+  const double* values = ref.value->data();
+  const double* bounds = ref.bound ? ref.bound->data() : nullptr;
+  const std::uint8_t* checked = opt.checked ? opt.checked->data() : nullptr;
 
   // std::max, not std::fmax (a libm call per element): the running maxima start at 0 and never
   // take a NaN, so both give the same result.
@@ -40,69 +65,68 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
   double sum_e2 = 0, sum_r2 = 0;
   // The running maxima and the common count in locals (registers), stored once at the end.
   double max_reference_bound = 0, max_abs = 0, max_rel = 0, max_ulps = 0;
-  std::int64_t count = 0, above_bound = 0;
-  const Shape& s = actual.shape();
-  std::int64_t idx = 0;
-  for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
-    for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
-      for (std::int64_t i2 = 0; i2 < s[2]; ++i2)
-        for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++idx) {
-          const auto k = static_cast<std::size_t>(idx);
-          if (opt.checked && !(*opt.checked)[k]) continue;
-          ++count;
-          const std::uint32_t a_bits = actual.bits(i0, i1, i2, i3);
-          const double a = from_bits(actual.dtype(), a_bits);
-          const double r = (*ref.value)[k];
-          const double beta = ref.bound ? (*ref.bound)[k] : 0.0;
-          const double* tol = opt.tolerance ? &(*opt.tolerance)[k] : nullptr;
-          if (ref.bound) {
-            max_reference_bound = std::max(max_reference_bound, std::isnan(beta) ? INFINITY : beta);
-            if (tol && !(beta <= opt.loose_fraction * *tol)) ++m.loose_reference;
-          }
-          if (std::isnan(r)) {
-            ++m.nonfinite_reference;
-            if (!std::isnan(a)) ++m.nan_mismatch;
-            continue;  // no error is known; the harness fails on nonfinite_reference
-          }
-          bool mismatch = false;
-          if (std::isnan(a)) {
-            ++m.nan_mismatch;
-            mismatch = true;
-          } else if ((std::isinf(a) || std::isinf(r)) && a != r) {
-            ++m.inf_mismatch;
-            mismatch = true;
-          }
-          if (mismatch) {
-            if (m.first_mismatch_index < 0) m.first_mismatch_index = idx;
-            if (tol) ++above_bound;
-            continue;
-          }
-          if (std::isinf(a)) continue;  // equal infinities: exact
+  std::int64_t count = 0, above_bound = 0, worst = -1;
+  actual.for_each_bits([&](std::size_t k, std::uint32_t a_bits) {
+    if (checked && !checked[k]) return;
+    ++count;
+    const double a = from_bits(dt, a_bits);
+    const double r = values[k];
+    const double beta = bounds ? bounds[k] : 0.0;
+    const double tol = tols ? tols[k] : uniform_tol;
+    if (bounds) {
+      max_reference_bound = std::max(max_reference_bound, std::isnan(beta) ? INFINITY : beta);
+      if (has_tol && !(beta <= opt.loose_fraction * tol)) ++m.loose_reference;
+    }
+    if (std::isnan(r)) {
+      ++m.nonfinite_reference;
+      if (!std::isnan(a)) ++m.nan_mismatch;
+      return;  // no error is known; the harness fails on nonfinite_reference
+    }
+    bool mismatch = false;
+    if (std::isnan(a)) {
+      ++m.nan_mismatch;
+      mismatch = true;
+    } else if ((std::isinf(a) || std::isinf(r)) && a != r) {
+      ++m.inf_mismatch;
+      mismatch = true;
+    }
+    if (mismatch) {
+      if (m.first_mismatch_index < 0) m.first_mismatch_index = static_cast<std::int64_t>(k);
+      if (has_tol) ++above_bound;
+      return;
+    }
+    if (std::isinf(a)) return;  // equal infinities: exact
 
-          const double e = std::fabs(a - r);
-          if (e > max_abs || m.worst_index < 0) {
-            max_abs = e;
-            m.worst_index = idx;
-            m.worst_coord = {i0, i1, i2, i3};
-            m.worst_value = a;
-            m.worst_reference = r;
-          }
-          const double denom = std::max(std::fabs(r), opt.rel_floor);
-          // Divide only where e / denom may exceed the maximum so far (the margin covers the
-          // product's rounding, so the result is the same as dividing everywhere).
-          if (!(e < max_rel * denom * (1 - 0x1p-50))) {
-            const double rel = denom > 0 ? e / denom : (e > 0 ? INFINITY : 0.0);
-            max_rel = std::max(max_rel, rel);
-          }
-          sum_e2 += e * e;
-          sum_r2 += r * r;
-          const std::int64_t ulps =
-              e == 0 ? 0
-                     : std::llabs(ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a)) -
-                                  ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
-          max_ulps = std::max(max_ulps, static_cast<double>(ulps));
-          if (tol && !(e - beta <= *tol)) ++above_bound;
-        }
+    const double e = std::fabs(a - r);
+    if (e > max_abs || worst < 0) {
+      max_abs = e;
+      worst = static_cast<std::int64_t>(k);
+      m.worst_value = a;
+      m.worst_reference = r;
+    }
+    const double denom = std::max(std::fabs(r), opt.rel_floor);
+    // Divide only where e / denom may exceed the maximum so far (the margin covers the
+    // product's rounding, so the result is the same as dividing everywhere).
+    if (!(e < max_rel * denom * (1 - 0x1p-50))) {
+      const double rel = denom > 0 ? e / denom : (e > 0 ? INFINITY : 0.0);
+      max_rel = std::max(max_rel, rel);
+    }
+    sum_e2 += e * e;
+    sum_r2 += r * r;
+    // The exact distance only where the gate cannot rule out a new maximum.
+    if (e != 0 && static_cast<double>(ulp_bound(a, r, ulp_shift)) > max_ulps) {
+      const std::int64_t ulps =
+          std::llabs(ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a)) -
+                     ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
+      max_ulps = std::max(max_ulps, static_cast<double>(ulps));
+    }
+    if (has_tol && !(e - beta <= tol)) ++above_bound;
+  });
+  if (worst >= 0) {
+    m.worst_index = worst;
+    const Shape& s = actual.shape();
+    m.worst_coord = {worst / (s[1] * s[2] * s[3]), worst / (s[2] * s[3]) % s[1], worst / s[3] % s[2], worst % s[3]};
+  }
   m.max_reference_bound = max_reference_bound;
   m.max_abs = max_abs;
   m.max_rel = max_rel;

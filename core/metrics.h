@@ -43,6 +43,8 @@ struct CompareOptions {
   std::optional<DType> ulp_dtype{};  // dtype of ULP distances; default: the actual tensor's dtype
   // Optional, length numel(): per-element absolute tolerance (counts above_bound) ...
   const std::vector<double>* tolerance = nullptr;
+  // ... or one absolute tolerance for every element (not both).
+  std::optional<double> uniform_tolerance{};
   // ... and which elements to compare (non-zero = compared), e.g. sampled rows. Null: all.
   const std::vector<std::uint8_t>* checked = nullptr;
   // An element's reference is "loose" when its bound exceeds this fraction of its tolerance.
@@ -69,7 +71,7 @@ struct ErrorMetrics {
 };
 
 // Throws std::invalid_argument when the reference, bound, tolerance or mask length differs from
-// actual.numel() or the reference is missing.
+// actual.numel(), the reference is missing or both kinds of tolerance are given.
 ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
                      const CompareOptions& options = {});
 

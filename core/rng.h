@@ -2,6 +2,7 @@
 // No std::*_distribution is used (their algorithms are implementation-defined).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -77,6 +78,39 @@ class Rng {
     spare_ = v * f;
     has_spare_ = true;
     return u * f;
+  }
+
+  // out[0..n) = n successive normal() calls, the same values and the same state afterwards. The
+  // accepted pairs are drawn first and their logs, square roots and quotients taken afterwards in
+  // a separate loop, where the pairs' long-latency steps overlap instead of waiting on each other.
+  void fill_normal(double* out, std::int64_t n) {
+    std::int64_t i = 0;
+    if (n > 0 && has_spare_) {
+      has_spare_ = false;
+      out[i++] = spare_;
+    }
+    constexpr int kBatch = 32;
+    double u[kBatch], v[kBatch], s[kBatch];
+    while (i < n) {
+      const int pairs = static_cast<int>(std::min<std::int64_t>(kBatch, (n - i + 1) / 2));
+      for (int k = 0; k < pairs; ++k) {
+        do {
+          u[k] = static_cast<double>(next() >> 38) * 0x1p-25 - 1.0;
+          v[k] = static_cast<double>(next() >> 38) * 0x1p-25 - 1.0;
+          s[k] = u[k] * u[k] + v[k] * v[k];
+        } while (s[k] >= 1.0 || s[k] == 0.0);
+      }
+      for (int k = 0; k < pairs; ++k) s[k] = std::sqrt(-2.0 * std::log(s[k]) / s[k]);
+      for (int k = 0; k < pairs; ++k) {
+        out[i++] = u[k] * s[k];
+        if (i < n) {
+          out[i++] = v[k] * s[k];
+        } else {  // odd count: the pair's second value is kept, as normal() keeps it
+          spare_ = v[k] * s[k];
+          has_spare_ = true;
+        }
+      }
+    }
   }
 
  private:

@@ -61,15 +61,7 @@ class HostTensor {
 
   // Storage-level access (index in elements of the storage), e.g. for poisoning and upload.
   std::uint32_t raw_bits(std::int64_t storage_index) const {
-    const std::byte* p = storage_->data() + storage_index * dtype_bytes(dtype_);
-    if (dtype_ == DType::fp32) {
-      std::uint32_t b;
-      std::memcpy(&b, p, 4);
-      return b;
-    }
-    std::uint16_t b;
-    std::memcpy(&b, p, 2);
-    return b;
+    return dtype_ == DType::fp32 ? raw_bits32(storage_index) : raw_bits16(storage_index);
   }
   void set_raw_bits(std::int64_t storage_index, std::uint32_t b) {
     std::byte* p = storage_->data() + storage_index * dtype_bytes(dtype_);
@@ -80,6 +72,47 @@ class HostTensor {
       std::memcpy(p, &h, 2);
     }
   }
+  // fn(x, bits) for every element in logical order, x its linear logical index (dims row-major),
+  // each row addressed from its first element: the loop of whole-tensor passes (metrics, checks),
+  // without the per-element index arithmetic of bits().
+  template <class Fn>
+  void for_each_bits(Fn&& fn) const {
+    std::size_t x = 0;
+    const std::int64_t n3 = shape_[3], s3 = strides_[3];
+    for (std::int64_t i0 = 0; i0 < shape_[0]; ++i0)
+      for (std::int64_t i1 = 0; i1 < shape_[1]; ++i1)
+        for (std::int64_t i2 = 0; i2 < shape_[2]; ++i2) {
+          const std::int64_t row = element_offset(i0, i1, i2);
+          if (dtype_ == DType::fp32) {
+            for (std::int64_t i3 = 0; i3 < n3; ++i3, ++x) fn(x, raw_bits32(row + i3 * s3));
+          } else {
+            for (std::int64_t i3 = 0; i3 < n3; ++i3, ++x) fn(x, std::uint32_t{raw_bits16(row + i3 * s3)});
+          }
+        }
+  }
+  // The same with each element's value (exact, as get()).
+  template <class Fn>
+  void for_each_value(Fn&& fn) const {
+    for_each_bits([&](std::size_t x, std::uint32_t b) { fn(x, from_bits(dtype_, b)); });
+  }
+  // The shape()[3] values of row (i0, i1, i2) into out, exact (as get()), in one loop per dtype:
+  // the conversion of whole inputs to doubles (reference, bounds, baselines).
+  template <class T>
+  void read_row(std::int64_t i0, std::int64_t i1, std::int64_t i2, T* out) const {
+    const std::int64_t row = element_offset(i0, i1, i2), n3 = shape_[3], s3 = strides_[3];
+    switch (dtype_) {
+      case DType::fp32:
+        for (std::int64_t c = 0; c < n3; ++c) out[c] = static_cast<T>(from_bits(DType::fp32, raw_bits32(row + c * s3)));
+        break;
+      case DType::fp16:
+        for (std::int64_t c = 0; c < n3; ++c) out[c] = static_cast<T>(from_bits(DType::fp16, raw_bits16(row + c * s3)));
+        break;
+      case DType::bf16:
+        for (std::int64_t c = 0; c < n3; ++c) out[c] = static_cast<T>(from_bits(DType::bf16, raw_bits16(row + c * s3)));
+        break;
+    }
+  }
+
   void fill_storage_bits(std::uint32_t b);  // every element of the storage, also outside the view
   std::byte* storage_data() { return storage_ ? storage_->data() : nullptr; }
   const std::byte* storage_data() const { return storage_ ? storage_->data() : nullptr; }
@@ -87,6 +120,17 @@ class HostTensor {
   std::string describe() const;  // "fp16 [2,5,4,64] strides [1280,256,64,1]"
 
  private:
+  std::uint32_t raw_bits32(std::int64_t storage_index) const {
+    std::uint32_t b;
+    std::memcpy(&b, storage_->data() + storage_index * 4, 4);
+    return b;
+  }
+  std::uint16_t raw_bits16(std::int64_t storage_index) const {
+    std::uint16_t b;
+    std::memcpy(&b, storage_->data() + storage_index * 2, 2);
+    return b;
+  }
+
   DType dtype_ = DType::fp32;
   int rank_ = 0;
   Shape shape_{1, 1, 1, 1};

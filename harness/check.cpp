@@ -71,18 +71,6 @@ std::string domain_violation(const Problem& p, const reference::DenseInputs& in)
   return {};
 }
 
-// Calls fn(linear index, value) for every element of t in logical row-major order, the order of
-// reference::CertifiedTensor.
-template <class Fn>
-void for_each_element(const HostTensor& t, Fn&& fn) {
-  const Shape& s = t.shape();
-  std::size_t x = 0;
-  for (std::int64_t i0 = 0; i0 < s[0]; ++i0)
-    for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
-      for (std::int64_t i2 = 0; i2 < s[2]; ++i2)
-        for (std::int64_t i3 = 0; i3 < s[3]; ++i3, ++x) fn(x, t.get(i0, i1, i2, i3));
-}
-
 double max_finite_abs(const std::vector<double>& v) {
   double m = 0;
   for (double x : v)
@@ -92,84 +80,103 @@ double max_finite_abs(const std::vector<double>& v) {
 
 // Elements whose exact value exceeds the range of dtype `t` (check.h): 0 inside the range,
 // 1 beyond it (|r| + B rounds to inf), 2 certainly overflowing (|r| - B rounds to inf too).
+// Empty when every element is inside the range (the common case: no per-element array).
 enum : std::uint8_t { kInRange = 0, kBeyondRange = 1, kCertainOverflow = 2 };
 std::vector<std::uint8_t> range_classes(DType t, const reference::CertifiedTensor& ref) {
-  std::vector<std::uint8_t> cls(ref.value.size(), kInRange);
+  std::vector<std::uint8_t> cls;
   const double largest = from_bits(t, to_bits(t, 0x1p200) - 1);  // the largest finite value
   for (std::size_t x = 0; x < ref.value.size(); ++x) {
     const double r = std::fabs(ref.value[x]), b = ref.bound[x];
     if (!ref.checked[x] || !std::isfinite(r) || !(b <= 0x1p-20 * r)) continue;
     if (r + b <= largest) continue;  // rounds to a finite value: no need to round it
-    if (std::isinf(round_to(t, r + b)))
+    if (std::isinf(round_to(t, r + b))) {
+      if (cls.empty()) cls.assign(ref.value.size(), kInRange);
       cls[x] = std::isinf(round_to(t, r - b)) ? kCertainOverflow : kBeyondRange;
+    }
   }
   return cls;
 }
 
-// How one output treats the elements beyond the range: the mask of elements left to the ordinary
-// comparison, and the counts of signed infs (accepted) and finite values at certain overflows.
+// The elements one output leaves to the ordinary comparison: the reference's checked elements, less
+// those the range rules or rule 2's admitted overflows settle. Copied only when one is removed.
+class ComparedMask {
+ public:
+  explicit ComparedMask(const std::vector<std::uint8_t>& checked) : checked_(&checked) {}
+  const std::vector<std::uint8_t>& get() const { return own_.empty() ? *checked_ : own_; }
+  bool operator[](std::size_t x) const { return get()[x] != 0; }
+  void remove(std::size_t x) {
+    if (own_.empty()) own_ = *checked_;
+    own_[x] = 0;
+  }
+
+ private:
+  const std::vector<std::uint8_t>* checked_;
+  std::vector<std::uint8_t> own_;
+};
+
+// How one output treats the elements beyond the range: they leave the ordinary comparison where
+// it returned the signed inf (accepted) or a finite value at a certain overflow (counted; fails).
 struct RangeOutcome {
-  std::vector<std::uint8_t> compared;
   std::int64_t beyond = 0, as_inf = 0, finite = 0;
 };
 RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor& ref,
-                           const std::vector<std::uint8_t>& cls) {
+                           const std::vector<std::uint8_t>& cls, ComparedMask& compared) {
   RangeOutcome o;
-  o.compared = ref.checked;
-  if (std::all_of(cls.begin(), cls.end(), [](std::uint8_t c) { return c == kInRange; })) return o;
-  for_each_element(a, [&](std::size_t x, double v) {
+  if (cls.empty()) return o;
+  a.for_each_value([&](std::size_t x, double v) {
     if (cls[x] == kInRange) return;
     ++o.beyond;
     if (std::isinf(v) && std::signbit(v) == std::signbit(ref.value[x])) {
       ++o.as_inf;
-      o.compared[x] = 0;
+      compared.remove(x);
     } else if (std::isfinite(v) && cls[x] == kCertainOverflow) {
       ++o.finite;
-      o.compared[x] = 0;
+      compared.remove(x);
     }
   });
   return o;
 }
 
-// An infinity where the exact result is finite is within rule 2 when the implementation's bound
-// reaches beyond the dtype's range on that side (r +- (B + reference bound) rounds to that
-// infinity): a correct implementation may round there. Such elements leave the comparison (so they
-// are not inf mismatches) and are counted. Elements whose exact value is itself beyond the range
-// keep the range rules (an inf of the wrong sign fails there).
-std::int64_t admit_bounded_overflow(const HostTensor& a, const reference::CertifiedTensor& ref,
-                                    const std::vector<double>& bound, const std::vector<std::uint8_t>& cls,
-                                    std::vector<std::uint8_t>& compared) {
-  std::int64_t admitted = 0;
-  for_each_element(a, [&](std::size_t x, double v) {
-    const double r = ref.value[x];
-    if (!compared[x] || cls[x] != kInRange || !std::isinf(v) || !std::isfinite(r) || !std::isfinite(bound[x]))
-      return;
-    const double reach = bound[x] + ref.bound[x];
-    if (round_to(a.dtype(), v > 0 ? r + reach : r - reach) == v) {
-      compared[x] = 0;
-      ++admitted;
-    }
-  });
-  return admitted;
-}
-
-// Rule 2 over the compared elements: the error, less the reference's own bound, against the
-// implementation's rigorous bound. NaN and inf pairs are left to the mismatch rules.
+// Rule 2 over the compared elements, in one pass over the output: the error, less the
+// reference's own bound, against the implementation's rigorous bound. NaN and inf pairs are left to
+// the mismatch rules, except that an infinity where the exact result is finite is within rule 2
+// when the bound reaches beyond the dtype's range on that side (r +- (B + reference bound) rounds
+// to that infinity): a correct implementation may round there. Such elements leave the comparison
+// (so they are not inf mismatches) and are counted. Elements whose exact value is itself beyond
+// the range keep the range rules (an inf of the wrong sign fails there).
 void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
-                    const std::vector<double>& bound, const std::vector<std::uint8_t>& compared) {
-  for_each_element(actual, [&](std::size_t x, double a) {
+                    const std::vector<double>& bound, const std::vector<std::uint8_t>& cls,
+                    ComparedMask& compared) {
+  const DType dt = actual.dtype();
+  actual.for_each_value([&](std::size_t x, double a) {
+    if (!compared[x]) return;
     const double r = ref.value[x], b = bound[x];
-    if (!compared[x] || !std::isfinite(a) || !std::isfinite(r)) return;
+    if (!std::isfinite(a)) {
+      const bool in_range = cls.empty() || cls[x] == kInRange;
+      if (in_range && std::isinf(a) && std::isfinite(r) && std::isfinite(b)) {
+        const double reach = b + ref.bound[x];
+        if (round_to(dt, a > 0 ? r + reach : r - reach) == a) {
+          compared.remove(x);
+          ++t.inf_within_bound;
+        }
+      }
+      return;
+    }
+    if (!std::isfinite(r)) return;
     if (!std::isfinite(b)) {
       ++t.unbounded;
       return;
     }
     const double e = std::fabs(a - r);
     t.max_rigorous_bound = std::max(t.max_rigorous_bound, b);
-    const double ratio = b > 0 ? e / b : (e > 0 ? INFINITY : 0.0);
-    if (ratio > t.bound_ratio || t.bound_ratio_index < 0) {
-      t.bound_ratio = ratio;
-      t.bound_ratio_index = static_cast<std::int64_t>(x);
+    // Divide only where e / b may exceed the largest ratio so far (the margin covers the
+    // product's rounding; b = 0 gives NaN here, so it always divides).
+    if (!(e < t.bound_ratio * b * (1 - 0x1p-50)) || t.bound_ratio_index < 0) {
+      const double ratio = b > 0 ? e / b : (e > 0 ? INFINITY : 0.0);
+      if (ratio > t.bound_ratio || t.bound_ratio_index < 0) {
+        t.bound_ratio = ratio;
+        t.bound_ratio_index = static_cast<std::int64_t>(x);
+      }
     }
     if (!(e - ref.bound[x] <= b)) ++t.above_rigorous_bound;
   });
@@ -187,25 +194,24 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   const double ulps = name == "LSE" ? opt.lse_floor_ulps : opt.floor_ulps;
   const double floor = ulps * unit_roundoff(actual.dtype()) * max_finite_abs(ref.magnitude);
   const std::vector<std::uint8_t> cls = range_classes(actual.dtype(), ref);
-  const RangeOutcome base_range = range_outcome(baseline, ref, cls);
-  RangeOutcome range = range_outcome(actual, ref, cls);
-  t.inf_within_bound = admit_bounded_overflow(actual, ref, rigorous, cls, range.compared);
+  ComparedMask base_compared(ref.checked), compared(ref.checked);
+  range_outcome(baseline, ref, cls, base_compared);
+  const RangeOutcome range = range_outcome(actual, ref, cls, compared);
+  judge_rigorous(t, actual, ref, rigorous, cls, compared);
   t.beyond_range = range.beyond;
   t.overflow_as_inf = range.as_inf;
   t.finite_beyond_range = range.finite;
   CompareOptions co;
   co.rel_floor = floor;
-  co.checked = &base_range.compared;
+  co.checked = &base_compared.get();
   const ReferenceView view{&ref.value, &ref.bound};
   t.baseline_errors = compare(baseline, view, co);
   t.tolerance = k * t.baseline_errors.max_abs + floor;
-  const std::vector<double> tol(ref.value.size(), t.tolerance);
-  co.tolerance = &tol;
-  co.checked = &range.compared;
+  co.uniform_tolerance = t.tolerance;
+  co.checked = &compared.get();
   t.errors = compare(actual, view, co);
   t.max_reference_bound = t.errors.max_reference_bound;
   t.regression_applies = regression_applies;
-  judge_rigorous(t, actual, ref, rigorous, range.compared);
   auto fail = [&](std::string why) {
     t.verdict = Verdict::fail;
     t.reasons.push_back(std::move(why));
@@ -298,6 +304,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
       ? bounds::implementation_bounds(p, in, impl->arithmetic_model(), c.backward, opt.reference.threads)
       : bounds::infinite_bounds(p, c.backward);
   r.seconds_bounds = since(t0);
+  t0 = Clock::now();
   r.tensors.push_back(check_tensor("O", out.o, base.o, fwd.o, rigorous.o, opt.k_forward, true, opt));
   r.tensors.push_back(check_tensor("LSE", out.lse, base.lse, fwd.lse, rigorous.lse, opt.k_forward, true, opt));
   if (c.backward) {
@@ -311,6 +318,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
     r.tensors.push_back(check_tensor("dK", out.dk, base.dk, bwd.dk, rigorous.dk, opt.k_backward, applies, opt));
     r.tensors.push_back(check_tensor("dV", out.dv, base.dv, bwd.dv, rigorous.dv, opt.k_backward, applies, opt));
   }
+  r.seconds_checks = since(t0);
 
   // Exact results beyond the output dtype's range put the case out of the domain too (check.h).
   for (const TensorCheck& t : r.tensors)

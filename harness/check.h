@@ -115,6 +115,7 @@ struct CheckRecord {
   Verdict verdict = Verdict::pass;
   bool regression = false;  // some tensor's rule 3 reported (TensorCheck::regression)
   double seconds_impl = 0, seconds_reference = 0, seconds_bounds = 0;
+  double seconds_checks = 0;  // the tensors' comparisons and verdicts (not in the JSON)
 };
 
 // Throws std::invalid_argument for an invalid case or an unknown / unsupporting implementation,

@@ -31,8 +31,7 @@ struct DenseRows {
     for (std::int64_t b = 0; b < batch; ++b)
       for (std::int64_t h = 0; h < heads; ++h)
         for (std::int64_t s = 0; s < seqlen; ++s) {
-          double* r = data.data() + ((b * heads + h) * seqlen + s) * dim;
-          for (std::int64_t c = 0; c < dim; ++c) r[c] = t.get(b, s, h, c);
+          t.read_row(b, s, h, data.data() + ((b * heads + h) * seqlen + s) * dim);
         }
     update_norms();
   }

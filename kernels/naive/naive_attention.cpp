@@ -27,10 +27,7 @@ struct FloatRows {
       : batch(t.shape()[0]), heads(t.shape()[2]), seqlen(t.shape()[1]), dim(t.shape()[3]), data(t.numel()) {
     for (std::int64_t b = 0; b < batch; ++b)
       for (std::int64_t s = 0; s < seqlen; ++s)
-        for (std::int64_t h = 0; h < heads; ++h) {
-          float* r = data.data() + ((b * heads + h) * seqlen + s) * dim;
-          for (std::int64_t c = 0; c < dim; ++c) r[c] = static_cast<float>(t.get(b, s, h, c));
-        }
+        for (std::int64_t h = 0; h < heads; ++h) t.read_row(b, s, h, data.data() + ((b * heads + h) * seqlen + s) * dim);
   }
   const float* row(std::int64_t b, std::int64_t h, std::int64_t s) const {
     return data.data() + ((b * heads + h) * seqlen + s) * dim;

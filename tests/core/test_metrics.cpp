@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <random>
 #include <limits>
 #include <vector>
 
@@ -82,6 +85,51 @@ TEST(Metrics, Ulps) {
   const HostTensor a32 = tensor(DType::fp32, 1, 1, {1 + std::ldexp(1.0, -7)});
   EXPECT_EQ(cmp(a32, {1}, {.ulp_dtype = DType::bf16}).max_ulps, 1);
   EXPECT_EQ(cmp(a32, {1}).max_ulps, 1 << 16);
+}
+
+// The value of ordered index i in dtype t (finite: |i| at most the largest finite's index).
+double value_at(DType t, std::int64_t i) {
+  const std::uint32_t sign = t == DType::fp32 ? 0x80000000u : 0x8000u;
+  return from_bits(t, i >= 0 ? static_cast<std::uint32_t>(i) : sign | static_cast<std::uint32_t>(-i));
+}
+
+// compare counts ULPs exactly only where a cheap bound cannot rule out a new maximum (metrics.cpp,
+// ulp_bound); the maximum must still be the exact one wherever the pairs lie: across binade edges,
+// across zero, in the subnormals, at the end of the range, with a narrower ULP dtype, and with the
+// largest distance anywhere in the tensor.
+TEST(Metrics, UlpMaximumIsExactWhereverItLies) {
+  std::mt19937_64 rng(7);
+  auto below = [&](std::int64_t n) { return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)); };
+  auto unit = [&] { return static_cast<double>(rng() >> 11) * 0x1p-53; };
+  for (int trial = 0; trial < 600; ++trial) {
+    const DType t = std::array{DType::fp16, DType::bf16, DType::fp32}[trial % 3];
+    const DType u = t != DType::fp32 || trial % 2 == 0 ? t : (trial % 4 == 1 ? DType::bf16 : DType::fp16);
+    const int mant = dtype_mantissa_bits(u);
+    const std::int64_t top = ordered_index(u, to_bits(u, 0x1p200)) - 1;  // the largest finite
+    const std::int64_t binade = std::int64_t{1} << mant;
+    const std::int64_t centers[] = {0, binade, binade * (1 + below(top / binade - 1)), top - 30, below(2 * top) - top};
+    const std::int64_t center = centers[trial / 3 % 5];
+    const int n = 12;
+    std::vector<double> a(n), r(n);
+    std::int64_t expected = 0;
+    HostTensor actual(t, {1, 1, 1, n});
+    for (int k = 0; k < n; ++k) {
+      auto clamp = [&](std::int64_t i) { return std::clamp<std::int64_t>(i, -top + 1, top); };
+      const std::int64_t ia = clamp(center + below(101) - 50), ir = clamp(ia + below(81) - 40);
+      // Between two values of u (a narrower ULP dtype); past its largest finite value at top.
+      auto after = [&](std::int64_t i) { return i < top ? value_at(u, i + 1) : 2 * value_at(u, top) - value_at(u, top - 1); };
+      double av = value_at(u, ia);
+      if (u != t) av += unit() * (after(ia) - av);
+      actual.set(0, 0, 0, k, av);
+      a[k] = actual.get(0, 0, 0, k);
+      r[k] = value_at(u, ir) + unit() * (after(ir) - value_at(u, ir));
+      const std::int64_t d = std::llabs(ordered_index(u, to_bits(u, a[k])) - ordered_index(u, to_bits(u, r[k])));
+      expected = std::max(expected, a[k] == r[k] ? 0 : d);
+    }
+    const ErrorMetrics m = cmp(actual, r, {.ulp_dtype = u});
+    ASSERT_EQ(m.max_ulps, static_cast<double>(expected))
+        << "trial " << trial << " " << dtype_name(t) << " in " << dtype_name(u) << " ulps, center " << center;
+  }
 }
 
 TEST(Metrics, NanAndInfMismatchesAreNeverSmall) {
