@@ -97,15 +97,44 @@ inline DotTriple dot_sum2(const double* a, const double* b, std::int64_t n) {
   }
   return {sum, comp, 0.0};
 }
+// Sum3 in four interleaved lanes from 32 terms on: each lane runs both TwoSum levels and its own
+// plain sum, then the lanes' first-level sums (and the n mod 4 last terms) go through a first-level
+// chain, the lanes' second-level sums and that chain's errors through a second-level chain, and
+// everything left into the plain sum. Each first- or second-level term passes through at most
+// n/4 + 11 TwoSums and each plain term through at most n/4 + 16 additions, both at most n from
+// 32 terms on, so the chains' errors keep their gamma_n mass bounds and the triple its
+// gamma_n^3 S (docs/error-bounds.md, "Dot products"). Shorter rows take the scalar chains.
 inline DotTriple dot_sum3(const double* a, const double* b, std::int64_t n) {
   double s1 = 0, s2 = 0, s3 = 0;
-  for (std::int64_t c = 0; c < n; ++c) {
-    const TwoDouble t = two_sum(s1, a[c] * b[c]);
-    s1 = t.hi;
-    const TwoDouble e = two_sum(s2, t.lo);
+  auto push2 = [&](double x) {  // into the second level
+    const TwoDouble e = two_sum(s2, x);
     s2 = e.hi;
     s3 += e.lo;
+  };
+  auto push1 = [&](double x) {  // into the first level, its error into the second
+    const TwoDouble t = two_sum(s1, x);
+    s1 = t.hi;
+    push2(t.lo);
+  };
+  std::int64_t c = 0;
+  if (n >= 32) {
+    Lanes4 l1 = {0, 0, 0, 0}, l2 = {0, 0, 0, 0}, l3 = {0, 0, 0, 0};
+    for (; c + 4 <= n; c += 4) {
+      Lanes4 x, y;
+      std::memcpy(&x, a + c, sizeof x);
+      std::memcpy(&y, b + c, sizeof y);
+      const Lanes4 p = x * y;
+      const Lanes4 t = l1 + p, tb = t - l1, e1 = (l1 - (t - tb)) + (p - tb);
+      l1 = t;
+      const Lanes4 u = l2 + e1, ub = u - l2, e2 = (l2 - (u - ub)) + (e1 - ub);
+      l2 = u;
+      l3 += e2;
+    }
+    s3 = (l3[0] + l3[1]) + (l3[2] + l3[3]);
+    for (int lane = 0; lane < 4; ++lane) push1(l1[lane]);
+    for (int lane = 0; lane < 4; ++lane) push2(l2[lane]);
   }
+  for (; c < n; ++c) push1(a[c] * b[c]);
   return {s1, s2, s3};
 }
 
