@@ -250,16 +250,21 @@ CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_basel
   const Problem& p = c.problem;
   if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   CaseContext ctx;
-  ctx.inputs = generate_inputs(p, c.dist, c.seed);
   auto t0 = Clock::now();
+  ctx.inputs = generate_inputs(p, c.dist, c.seed);
+  ctx.seconds_inputs = since(t0);
+  t0 = Clock::now();
   const reference::DenseInputs dense(p, ctx.inputs.q, ctx.inputs.k, ctx.inputs.v, &ctx.inputs.dout);
   ctx.seconds_reference = since(t0);
   ctx.domain_note = domain_violation(p, dense);  // from the reference's copy of the inputs
   t0 = Clock::now();
   ctx.reference = reference::forward_backward(dense, c.backward, opt.reference);
   ctx.seconds_reference += since(t0);
-  if (with_baseline)
+  if (with_baseline) {
+    t0 = Clock::now();
     ctx.baseline = run_implementation(*find_implementation("naive"), p, c.backward, ctx.inputs);
+    ctx.seconds_baseline = since(t0);
+  }
   return ctx;
 }
 
@@ -293,8 +298,14 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
   auto t0 = Clock::now();
   const Outputs out = run_implementation(*impl, p, c.backward, in);
   r.seconds_impl = since(t0);
+  r.seconds_inputs = ctx.seconds_inputs;
+  r.seconds_baseline = ctx.seconds_baseline;
   std::optional<Outputs> own_base;
-  if (!ctx.baseline && impl != baseline) own_base = run_implementation(*baseline, p, c.backward, in);
+  if (!ctx.baseline && impl != baseline) {
+    t0 = Clock::now();
+    own_base = run_implementation(*baseline, p, c.backward, in);
+    r.seconds_baseline = since(t0);
+  }
   const Outputs& base = ctx.baseline ? *ctx.baseline : own_base ? *own_base : out;
 
   const reference::ForwardResult& fwd = ctx.reference.forward;

@@ -115,7 +115,10 @@ struct CheckRecord {
   Verdict verdict = Verdict::pass;
   bool regression = false;  // some tensor's rule 3 reported (TensorCheck::regression)
   double seconds_impl = 0, seconds_reference = 0, seconds_bounds = 0;
-  double seconds_checks = 0;  // the tensors' comparisons and verdicts (not in the JSON)
+  // Not in the JSON: generating the inputs, the naive baseline's run for rule 3 (0 when the
+  // implementation is the baseline itself; a prepared case's shared run otherwise), the tensors'
+  // comparisons and verdicts.
+  double seconds_inputs = 0, seconds_baseline = 0, seconds_checks = 0;
 };
 
 // Throws std::invalid_argument for an invalid case or an unknown / unsupporting implementation,
@@ -141,7 +144,7 @@ struct CaseContext {
   std::string domain_note;  // why the inputs are outside the domain; empty inside it
   reference::Results reference;
   std::optional<Outputs> baseline;
-  double seconds_reference = 0;
+  double seconds_reference = 0, seconds_inputs = 0, seconds_baseline = 0;
 };
 // Throws std::invalid_argument for an invalid case.
 CaseContext prepare_case(const Case& c, const CheckOptions& opt = {}, bool with_baseline = false);
