@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -50,6 +51,56 @@ struct FloatColumns {
   }
 };
 
+// Four float lanes (GCC/Clang vector extension, one SSE register). The loops below run
+// independent sums side by side, one per lane, each with the same operations in the same order as
+// the scalar loop it replaces (a product rounded to float, then a float add), so the results are
+// bit for bit those of the scalar loops; only the waiting between the sums goes.
+using Lanes4f = float __attribute__((vector_size(16)));
+constexpr std::int64_t kLanes = 4;
+inline Lanes4f load4(const float* p) {
+  Lanes4f x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+inline void store4(float* p, Lanes4f x) { std::memcpy(p, &x, sizeof x); }
+
+// out[j] = sum_c a[c] * cols[c][j] for j in [0, n), c in order (dot products of `a` with n rows
+// given as columns): four rows at a time, the rest one by one.
+void dots_with_columns(const float* a, const FloatColumns& cols, std::int64_t b, std::int64_t h,
+                       std::int64_t dim, std::int64_t n, float* out) {
+  std::int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    Lanes4f acc = {};
+    for (std::int64_t c = 0; c < dim; ++c) acc += a[c] * load4(cols.column(b, h, c) + j);
+    store4(out + j, acc);
+  }
+  for (; j < n; ++j) {
+    float acc = 0.f;
+    for (std::int64_t c = 0; c < dim; ++c) acc += a[c] * cols.column(b, h, c)[j];
+    out[j] = acc;
+  }
+}
+
+// out[c] = sum over keys j in `order` with used[j] of w[j] * rows(j)[c], for c in [0, dim): four
+// columns at a time, the rest one by one (the wfoured sums P V and dS K).
+template <class Rows>
+void weighted_row_sums(const std::vector<std::int64_t>& order, const std::vector<char>& used,
+                       const float* w, const Rows& row, std::int64_t dim, float* out) {
+  std::int64_t c = 0;
+  for (; c + kLanes <= dim; c += kLanes) {
+    Lanes4f acc = {};
+    for (std::int64_t j : order)
+      if (used[j]) acc += w[j] * load4(row(j) + c);
+    store4(out + c, acc);
+  }
+  for (; c < dim; ++c) {
+    float acc = 0.f;
+    for (std::int64_t j : order)
+      if (used[j]) acc += w[j] * row(j)[c];
+    out[c] = acc;
+  }
+}
+
 struct RowContext {
   const Problem& p;
   algo::WindowMask<std::int64_t> mask;
@@ -73,21 +124,19 @@ struct RowContext {
 
   // P of one query row, rounded to the dtype as a framework stores it; returns LSE (+inf when the
   // row sees no key, P then all zero).
-  float softmax_row(const FloatRows& q, const FloatRows& k, std::int64_t b, std::int64_t h,
+  float softmax_row(const FloatRows& q, const FloatColumns& kt, std::int64_t b, std::int64_t h,
                     std::int64_t i, std::vector<float>& prob) const {
     const std::int64_t hk = kv_head(h);
     prob.assign(p.seqlen_k, 0.f);
     float m = -kInf;
-    const float* qi = q.row(b, h, i);
+    // Every key's dot product (the masked ones' are dropped below: they only cost time).
+    dots_with_columns(q.row(b, h, i), kt, b, hk, p.head_dim, p.seqlen_k, prob.data());
     for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
       if (!visible(i, j)) {
         prob[j] = -kInf;
         continue;
       }
-      const float* kj = k.row(b, hk, j);
-      float acc = 0.f;
-      for (std::int64_t c = 0; c < p.head_dim; ++c) acc += qi[c] * kj[c];
-      prob[j] = acc * scale;
+      prob[j] = prob[j] * scale;
       m = std::max(m, prob[j]);
     }
     if (m == -kInf) {
@@ -144,25 +193,25 @@ class NaiveAttention final : public AttentionImpl {
   void forward(const Problem& p, const ForwardArgs& a) override {
     const RowContext ctx(p, flaw_);
     const bool flip = flip_order(p, forward_calls_);
-    const FloatRows q(a.q), k(a.k);
-    const FloatColumns v(FloatRows(a.v));
+    const FloatRows q(a.q), v(a.v);
+    const FloatColumns kt(FloatRows(a.k));
     parallel_for(p.batch * p.heads_q * p.seqlen_q, [&](std::int64_t r) {
       const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
                          b = r / (p.seqlen_q * p.heads_q);
-      std::vector<float> prob;
-      const float lse = ctx.softmax_row(q, k, b, h, i, prob);
+      std::vector<float> prob, o(p.head_dim);
+      const float lse = ctx.softmax_row(q, kt, b, h, i, prob);
       const std::int64_t hk = ctx.kv_head(h);
       const bool reverse = flip || (flaw_ == NaiveFlaw::odd_rows_reversed && i % 2 == 1);
       std::vector<char> used(p.seqlen_k);  // masked keys are skipped: 0 * V is NaN where V is
-      for (std::int64_t j = 0; j < p.seqlen_k; ++j)
+      std::vector<std::int64_t> order(p.seqlen_k);
+      for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
         used[j] = ctx.visible(i, j) || flaw_ == NaiveFlaw::multiplies_masked;
+        order[j] = reverse ? p.seqlen_k - 1 - j : j;
+      }
+      weighted_row_sums(order, used, prob.data(), [&](std::int64_t j) { return v.row(b, hk, j); }, p.head_dim,
+                        o.data());
       for (std::int64_t c = 0; c < p.head_dim; ++c) {
-        const float* vc = v.column(b, hk, c);
-        float acc = 0.f;
-        for (std::int64_t n = 0; n < p.seqlen_k; ++n) {
-          const std::int64_t j = reverse ? p.seqlen_k - 1 - n : n;
-          if (used[j]) acc += prob[j] * vc[j];
-        }
+        float acc = o[c];
         if (flaw_ == NaiveFlaw::saturating_output) acc = std::clamp(acc, -2.f, 2.f);
         a.o.set(b, i, h, c, acc);
       }
@@ -176,53 +225,49 @@ class NaiveAttention final : public AttentionImpl {
     const float scale = ctx.scale;
     const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
     const FloatRows q(a.q), k(a.k), v(a.v), dout(a.dout);
-    const FloatColumns kt(k);
+    const FloatColumns kt(k), vt(v);
     // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
     parallel_for(p.batch * p.heads_kv, [&](std::int64_t r) {
       const std::int64_t hk = r % p.heads_kv, b = r / p.heads_kv;
-      std::vector<float> dk(sk * d, 0.f), dv(sk * d, 0.f), prob, ds(sk);
+      std::vector<float> dk(sk * d, 0.f), dv(sk * d, 0.f), prob, ds(sk), dq(d);
+      std::vector<std::int64_t> order(sk);
+      for (std::int64_t j = 0; j < sk; ++j) order[j] = reverse ? sk - 1 - j : j;
       for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h) {
         for (std::int64_t i = 0; i < sq; ++i) {
-          ctx.softmax_row(q, k, b, h, i, prob);
+          ctx.softmax_row(q, kt, b, h, i, prob);
           const float *qi = q.row(b, h, i), *doi = dout.row(b, h, i);
           // Masked pairs are skipped rather than multiplied by a zero weight, so that whatever K
           // and V hold there (NaN, say) does not reach dQ, dK, dV.
+          dots_with_columns(doi, vt, b, hk, d, sk, ds.data());  // dP_ij (masked ones dropped below)
           float dsum = 0.f;  // D_i = sum_j P_ij dP_ij
           for (std::int64_t j = 0; j < sk; ++j) {
             if (!ctx.visible(i, j)) {
               ds[j] = 0.f;
               continue;
             }
-            const float* vj = v.row(b, hk, j);
-            float dp = 0.f;
-            for (std::int64_t c = 0; c < d; ++c) dp += doi[c] * vj[c];
-            ds[j] = to_dtype(p.dtype, dp);
+            ds[j] = to_dtype(p.dtype, ds[j]);
             dsum += prob[j] * ds[j];
           }
           for (std::int64_t j = 0; j < sk; ++j)
             if (ctx.visible(i, j)) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
           std::vector<char> seen(sk);
           for (std::int64_t j = 0; j < sk; ++j) seen[j] = ctx.visible(i, j);
-          for (std::int64_t c = 0; c < d; ++c) {
-            const float* kc = kt.column(b, hk, c);
-            float acc = 0.f;
-            for (std::int64_t n = 0; n < sk; ++n) {
-              const std::int64_t j = reverse ? sk - 1 - n : n;
-              if (seen[j]) acc += ds[j] * kc[j];
-            }
-            a.dq.set(b, i, h, c, acc * scale);
-          }
+          weighted_row_sums(order, seen, ds.data(), [&](std::int64_t j) { return k.row(b, hk, j); }, d, dq.data());
+          for (std::int64_t c = 0; c < d; ++c) a.dq.set(b, i, h, c, dq[c] * scale);
+          // The flawed dK keeps only the last query head's share (its first row overwrites).
+          const bool overwrite_dk = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0;
           for (std::int64_t j = 0; j < sk; ++j) {
-            const bool seen = ctx.visible(i, j);
-            for (std::int64_t c = 0; c < d; ++c) {
-              if (!seen) {
-                if (flaw_ == NaiveFlaw::dk_without_group_sum && i == 0) dk[j * d + c] = 0.f;
-                continue;
-              }
-              const float share = ds[j] * qi[c];
-              dk[j * d + c] = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0 ? share : dk[j * d + c] + share;
-              dv[j * d + c] += prob[j] * doi[c];
+            float *dkj = dk.data() + j * d, *dvj = dv.data() + j * d;
+            if (!seen[j]) {
+              if (overwrite_dk) std::fill(dkj, dkj + d, 0.f);
+              continue;
             }
+            const float dsj = ds[j], pj = prob[j];
+            if (overwrite_dk)
+              for (std::int64_t c = 0; c < d; ++c) dkj[c] = dsj * qi[c];
+            else
+              for (std::int64_t c = 0; c < d; ++c) dkj[c] += dsj * qi[c];
+            for (std::int64_t c = 0; c < d; ++c) dvj[c] += pj * doi[c];
           }
         }
       }
