@@ -273,17 +273,31 @@ class GroupBounds {
     // Per column, over the keys (key-major, so the inner loop runs along a row of V).
     col_mag_.assign(d, 0), col_err_.assign(d, 0), col_abs_.assign(d, 0);
     col_min_.assign(d, kInf), col_max_.assign(d, -kInf);
+    // Loop-invariant tests hoisted out of the column loops, so that they vectorise: with rho
+    // finite (and pu |v| >= 0 finite), mul0(pu |v|, rho) is the plain product.
+    double *__restrict cmin = col_min_.data(), *__restrict cmax = col_max_.data(), *__restrict cabs = col_abs_.data();
+    double *__restrict cmag = col_mag_.data(), *__restrict cerr = col_err_.data();
     for (std::int64_t x = 0; x < n; ++x) {
-      const double* vx = &val_[r.keys[x] * d];
-      const bool near = !r.far[x];
-      const double pu = r.p_up[x], rho = r.rho[x];
+      const double* __restrict vx = &val_[r.keys[x] * d];
       for (std::int64_t c = 0; c < d; ++c) {
-        const double v = vx[c], av = std::fabs(v);
-        col_min_[c] = std::min(col_min_[c], v), col_max_[c] = std::max(col_max_[c], v);
-        col_abs_[c] += av;
-        if (!near) continue;
-        col_mag_[c] += pu * av;
-        col_err_[c] += mul0(pu * av, rho);
+        const double v = vx[c];
+        cmin[c] = std::min(cmin[c], v), cmax[c] = std::max(cmax[c], v);
+        cabs[c] += std::fabs(v);
+      }
+      if (r.far[x]) continue;
+      const double pu = r.p_up[x], rho = r.rho[x];
+      if (std::isfinite(rho)) {
+        for (std::int64_t c = 0; c < d; ++c) {
+          const double m = pu * std::fabs(vx[c]);
+          cmag[c] += m;
+          cerr[c] += m * rho;
+        }
+      } else {
+        for (std::int64_t c = 0; c < d; ++c) {
+          const double m = pu * std::fabs(vx[c]);
+          cmag[c] += m;
+          cerr[c] += mul0(m, rho);
+        }
       }
     }
     for (std::int64_t c = 0; c < d; ++c) {
@@ -401,11 +415,15 @@ class GroupBounds {
     const double g_q = k_.flash ? gam_products(nd + ceil_div(p_.seqlen_k, 16) + 2, k_, k_.sum_eta)
                                 : gam_products(nd, k_, u);
     col_err_.assign(d, 0), col_mag_.assign(d, 0);  // key-major: rows of K in the inner loop
+    // The per-key factors in locals and the rows as restrict pointers: the column loops vectorise.
+    double* __restrict cerr = col_err_.data();
+    double* __restrict cmag = col_mag_.data();
     for (std::int64_t x = 0; x < n; ++x) {
-      const double* kx = &key_[r.keys[x] * d];
+      const double* __restrict kx = &key_[r.keys[x] * d];
+      const double sx = sigma[x], ux = ds_up[x];
       for (std::int64_t c = 0; c < d; ++c) {
         const double a = std::fabs(kx[c]);
-        col_err_[c] += sigma[x] * a, col_mag_[c] += ds_up[x] * a;
+        cerr[c] += sx * a, cmag[c] += ux * a;
       }
     }
     for (std::int64_t c = 0; c < d; ++c)  // + underflowing products
@@ -414,12 +432,18 @@ class GroupBounds {
     for (std::int64_t x = 0; x < n; ++x) {
       const std::int64_t j = r.keys[x];
       ++rows_seeing_[j];
+      const double sx = sigma[x], ux = ds_up[x], ex = ph_err[x], hx = ph_hat[x];
+      const double *__restrict q = q_.data(), *__restrict dout = dout_.data();
+      double* __restrict sq = acc_sq_.data() + j * d;
+      double* __restrict dsq = acc_dsq_.data() + j * d;
+      double* __restrict pdo = acc_pdo_.data() + j * d;
+      double* __restrict phdo = acc_phdo_.data() + j * d;
       for (std::int64_t c = 0; c < d; ++c) {
-        const double aq = std::fabs(q_[c]), ado = std::fabs(dout_[c]);
-        acc_sq_[j * d + c] += sigma[x] * aq;
-        acc_dsq_[j * d + c] += ds_up[x] * aq;
-        acc_pdo_[j * d + c] += ph_err[x] * ado;
-        acc_phdo_[j * d + c] += ph_hat[x] * ado;
+        const double aq = std::fabs(q[c]), ado = std::fabs(dout[c]);
+        sq[c] += sx * aq;
+        dsq[c] += ux * aq;
+        pdo[c] += ex * ado;
+        phdo[c] += hx * ado;
       }
     }
   }
