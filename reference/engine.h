@@ -58,7 +58,9 @@ class Engine {
     std::vector<std::array<double, 5>> parts;
   };
 
-  void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) const;
+  // One query row: P with its bounds, LSE and, with_output, O. The backward recomputes P and
+  // needs neither O nor its bound (D is summed from P and dP), so it skips O's n x d sums.
+  void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r, bool with_output = true) const;
 
   // Backward over the query heads of kv head hk of batch b, for the rows [row_begin, row_end) of
   // the group (row index = head_in_group * seqlen_q + i). dQ is produced for rows whose dq_mask
@@ -164,7 +166,7 @@ void Engine<Real>::input_dot(const double* a, const double* b, double norm_bound
 }
 
 template <class Real>
-void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) const {
+void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r, bool with_output) const {
   using std::exp;
   using std::log;
   const std::int64_t d = p_.head_dim, hk = p_.kv_head(h);
@@ -343,6 +345,7 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
                u * std::fabs(to_d(r.lse)) * (1 + 4 * u)) *
               kSafety;
 
+  if (!with_output) return;
   // O_c = sum_j P^_j v_jc. Error: summation bound plus sum_j |P^_j - P_j| |v_jc|.
   const double g = sum_coef(n);
   const bool plain = plain_sum(n);
@@ -392,7 +395,7 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
     const std::int64_t qrow = (b * p_.heads_q + h) * sq + i;  // index of (b, h, i)
     const bool want_dq = dq_mask[qrow];
     if (!want_dq && !any_col) continue;
-    forward_row(b, h, i, r);
+    forward_row(b, h, i, r, /*with_output=*/false);
     const std::int64_t n = static_cast<std::int64_t>(r.keys.size());
     const double* dout = in_.dout.row(b, h, i);
     const double* q = in_.q.row(b, h, i);
