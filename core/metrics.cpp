@@ -77,25 +77,19 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
       max_reference_bound = std::max(max_reference_bound, std::isnan(beta) ? INFINITY : beta);
       if (has_tol && !(beta <= opt.loose_fraction * tol)) ++m.loose_reference;
     }
-    if (std::isnan(r)) {
-      ++m.nonfinite_reference;
-      if (!std::isnan(a)) ++m.nan_mismatch;
-      return;  // no error is known; the harness fails on nonfinite_reference
+    if (!(std::isfinite(a) && std::isfinite(r))) [[unlikely]] {
+      if (std::isnan(r)) {
+        ++m.nonfinite_reference;
+        if (!std::isnan(a)) ++m.nan_mismatch;
+        return;  // no error is known; the harness fails on nonfinite_reference
+      }
+      if (std::isnan(a) || a != r) {  // NaN, or inf against finite or the other inf
+        ++(std::isnan(a) ? m.nan_mismatch : m.inf_mismatch);
+        if (m.first_mismatch_index < 0) m.first_mismatch_index = static_cast<std::int64_t>(k);
+        if (has_tol) ++above_bound;
+      }
+      return;  // a mismatch, or equal infinities (exact)
     }
-    bool mismatch = false;
-    if (std::isnan(a)) {
-      ++m.nan_mismatch;
-      mismatch = true;
-    } else if ((std::isinf(a) || std::isinf(r)) && a != r) {
-      ++m.inf_mismatch;
-      mismatch = true;
-    }
-    if (mismatch) {
-      if (m.first_mismatch_index < 0) m.first_mismatch_index = static_cast<std::int64_t>(k);
-      if (has_tol) ++above_bound;
-      return;
-    }
-    if (std::isinf(a)) return;  // equal infinities: exact
 
     const double e = std::fabs(a - r);
     if (e > max_abs || worst < 0) {
