@@ -103,6 +103,45 @@ TEST(Check, BrokenImplementationsAreCaught) {
   EXPECT_EQ(tensor(dv, "dQ").verdict, Verdict::pass);
 }
 
+// Rule 3 judges O and the gradients only while the logits' fp32 rounding stays below the dtype's
+// (CheckOptions::regression_lse_fraction). Here (logits ~1e12) it decides which key wins: fa1's O
+// is off by about 2 where the baseline's happens to be off by 4e-4, both within the rigorous bound.
+TEST(Check, RegressionRuleStopsWhereLogitRoundingDecides) {
+  static bool registered = false;
+  if (!registered) {
+    registered = true;
+    // O moved outside the convex hull of V: wrong at any logit scale.
+    register_implementation(std::make_unique<Broken>("o_plus_100", [](const Problem& p, ForwardArgs& a) {
+      for (std::int64_t i = 0; i < p.seqlen_q; ++i)
+        for (std::int64_t c = 0; c < p.head_dim; ++c) a.o.set(0, i, 0, c, a.o.get(0, i, 0, c) + 100);
+    }));
+  }
+  Case c;
+  c.impl = "fa1";
+  c.problem.dtype = DType::fp16;
+  c.problem.seqlen_q = 1;
+  c.problem.seqlen_k = 15;
+  c.problem.head_dim = 20;
+  c.dist = *parse_distribution("large-logits:1e13");
+  c.seed = 175;
+  const CheckRecord r = run_check(c);
+  const TensorCheck& o = tensor(r, "O");
+  EXPECT_GT(o.errors.max_abs, 100 * o.baseline_errors.max_abs) << to_table(r);  // the coin flip
+  EXPECT_FALSE(o.regression_applies);
+  EXPECT_FALSE(o.regression);
+  EXPECT_FALSE(r.regression);
+  EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+  EXPECT_TRUE(tensor(r, "LSE").regression_applies);  // LSE is judged at every magnitude
+  EXPECT_NE(to_table(r).find("(n/a)"), std::string::npos);
+
+  c.impl = "o_plus_100";  // rule 2 still judges O there
+  EXPECT_EQ(tensor(run_check(c), "O").verdict, Verdict::fail);
+
+  c.impl = "fa1";  // at ordinary logits rule 3 judges O
+  c.dist = Distribution{};
+  EXPECT_TRUE(tensor(run_check(c), "O").regression_applies);
+}
+
 TEST(Check, SeqlenKOneDoesNotCollapseTheTolerance) {
   Case c = small_case("naive", true);
   c.problem.seqlen_k = 1;
