@@ -28,6 +28,8 @@
 
 using namespace flashproof;
 using Clock = std::chrono::steady_clock;
+// The build's FLASHPROOF_CPU_ARCH (CMakeLists.txt), so that the output says what code it timed.
+constexpr const char kCpuArch[] = FLASHPROOF_CPU_ARCH;
 
 namespace {
 
@@ -182,6 +184,7 @@ int main(int argc, char** argv) {
               impl.c_str(), static_cast<unsigned long long>(spec.generator.seed), static_cast<unsigned long long>(cases),
               static_cast<unsigned long long>(checked), static_cast<unsigned long long>(skipped),
               static_cast<long long>(spec.generator.max_seqlen), static_cast<long long>(spec.generator.max_work));
+  std::printf("host code: %s\n", kCpuArch[0] ? "-march=" FLASHPROOF_CPU_ARCH : "the compiler's portable default");
   std::printf("in-process, one thread, each part the least of %llu repeats:\n", static_cast<unsigned long long>(repeats));
   std::printf("  %-44s %9.3f s\n", "implementation under test", b.impl);
   std::printf("  %-44s %9.3f s\n", "certified reference", b.reference);
@@ -208,7 +211,7 @@ int main(int argc, char** argv) {
               impl.c_str(), static_cast<unsigned long long>(pair_records), t_pair[1], t_pair[0], t_pair[0] / t_pair[1]);
   if (!json.empty()) {
     std::ofstream out(json);
-    out << "{\"impl\": \"" << impl << "\", \"seed\": " << spec.generator.seed << ", \"cases\": " << cases << ", \"repeats\": " << repeats
+    out << "{\"impl\": \"" << impl << "\", \"cpu_arch\": \"" << kCpuArch << "\", \"seed\": " << spec.generator.seed << ", \"cases\": " << cases << ", \"repeats\": " << repeats
         << ", \"checked\": " << checked << ", \"output_elements\": " << elements << ", \"max_seqlen\": " << spec.generator.max_seqlen
         << ", \"max_work\": " << spec.generator.max_work << ", \"seconds\": {\"impl\": " << b.impl
         << ", \"reference\": " << b.reference << ", \"bounds\": " << b.bounds << ", \"inputs\": " << b.inputs
