@@ -296,7 +296,11 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
         break;
       }
     }
-    if (!finished) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (!finished) {  // sleep until a child ends or reaches its time limit (a refresh at least 4 times a second)
+      std::vector<ChildProcess*> children;
+      for (Running& r : running) children.push_back(r.child.get());
+      wait_for_any(children, 0.25);
+    }
     progress.update(result.run, log.count("fail"), log.count("crash"));
   }
   progress.finish(result.run, log.count("fail"), log.count("crash"));

@@ -1,17 +1,19 @@
 #include "fuzz/child_process.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
 namespace flashproof::fuzz {
 namespace {
@@ -32,6 +34,12 @@ std::string log_tail(const std::string& path) {
   std::string line = log.substr(begin == std::string::npos ? 0 : begin + 1, end + 1 - (begin == std::string::npos ? 0 : begin + 1));
   if (line.size() > 300) line = line.substr(0, 300) + "...";
   return line;
+}
+
+// Whether fd is readable or hung up now (the child's end of the pipe is closed).
+bool ready(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
 }
 
 [[noreturn]] void run_child(const std::function<std::string()>& work, const std::string& scratch) {
@@ -68,9 +76,21 @@ ChildProcess::ChildProcess(const std::function<std::string()>& work, std::string
     : scratch_(std::move(scratch)), timeout_(timeout_seconds), start_(std::chrono::steady_clock::now()) {
   std::remove((scratch_ + ".out").c_str());
   std::fflush(nullptr);  // nothing buffered in the parent gets written twice
+  // Close-on-exec, and the parent keeps only the read end: no other child holds this write end.
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   pid_ = ::fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid_ == 0) run_child(work, scratch_);
+  if (pid_ < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid_ == 0) {
+    ::close(fds[0]);
+    run_child(work, scratch_);  // fds[1] stays open until the child's end
+  }
+  ::close(fds[1]);
+  end_fd_ = fds[0];
 }
 
 ChildProcess::~ChildProcess() {
@@ -78,10 +98,18 @@ ChildProcess::~ChildProcess() {
     ::kill(pid_, SIGKILL);
     ::waitpid(pid_, nullptr, 0);
   }
+  if (end_fd_ >= 0) ::close(end_fd_);
+}
+
+double ChildProcess::seconds_left() const {
+  if (!(timeout_ > 0)) return INFINITY;
+  return timeout_ - std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
 }
 
 ChildEnd ChildProcess::finish(int status, bool timed_out) {
   pid_ = -1;
+  ::close(end_fd_);
+  end_fd_ = -1;
   ChildEnd end;
   end.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const std::string tail = log_tail(scratch_ + ".log");
@@ -109,7 +137,9 @@ ChildEnd ChildProcess::finish(int status, bool timed_out) {
 std::optional<ChildEnd> ChildProcess::poll() {
   if (pid_ <= 0) throw std::logic_error("ChildProcess::poll after the end");
   int status = 0;
-  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  pid_t r = ::waitpid(pid_, &status, WNOHANG);
+  // The pipe closes as the child exits, a moment before it can be reaped: then wait for it.
+  if (r == 0 && ready(end_fd_)) r = ::waitpid(pid_, &status, 0);
   if (r == pid_) return finish(status, false);
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (timeout_ > 0 && elapsed > timeout_) {
@@ -123,8 +153,22 @@ std::optional<ChildEnd> ChildProcess::poll() {
 ChildEnd ChildProcess::wait() {
   for (;;) {
     if (std::optional<ChildEnd> end = poll()) return *end;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    wait_for_any({this}, 60);
   }
+}
+
+void wait_for_any(const std::vector<ChildProcess*>& children, double max_seconds) {
+  std::vector<pollfd> fds;
+  double wait = max_seconds;
+  for (const ChildProcess* c : children) {
+    if (c->end_fd() < 0) return;  // already ended
+    fds.push_back(pollfd{c->end_fd(), POLLIN, 0});
+    wait = std::min(wait, c->seconds_left());
+  }
+  if (!(wait > 0)) return;
+  // Rounded up, so that a time limit is never polled a moment early and then waited for again.
+  const double ms = std::ceil(wait * 1000);
+  ::poll(fds.data(), fds.size(), ms > 1e9 ? -1 : static_cast<int>(ms));  // EINTR: the caller polls again
 }
 
 ChildEnd run_isolated(const std::function<std::string()>& work, const std::string& scratch, double timeout_seconds) {

@@ -1,7 +1,9 @@
 // Crash isolation: one unit of campaign work runs in a forked child process, so a segfault, an
 // abort, a CUDA error that kills the process, or a hang (an emulator deadlock) is recorded as the
 // failure of that case and the campaign goes on. The child's result string goes through a file;
-// its stdout and stderr go to a log whose tail explains an abnormal end.
+// its stdout and stderr go to a log whose tail explains an abnormal end. The parent learns of the
+// end without polling on a timer: the child alone holds the write end of a pipe, which the kernel
+// closes when the child exits, however it exits (wait_for_any).
 //
 // The parent must not have initialised CUDA before forking (a CUDA context does not survive
 // fork()): the campaign runner only forks and never runs an implementation itself.
@@ -13,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace flashproof::fuzz {
 
@@ -35,14 +38,23 @@ class ChildProcess {
   std::optional<ChildEnd> poll();
   // Waits for the end.
   ChildEnd wait();
+  // Seconds until the time limit (+inf without one); at most 0 once it has passed.
+  double seconds_left() const;
+  // The read end of the pipe: readable (end of file) once the child has exited.
+  int end_fd() const { return end_fd_; }
 
  private:
   ChildEnd finish(int status, bool timed_out);
   pid_t pid_ = -1;
+  int end_fd_ = -1;
   std::string scratch_;
   double timeout_;
   std::chrono::steady_clock::time_point start_;
 };
+
+// Blocks until one of the children has exited or reached its time limit, or max_seconds have
+// passed, whichever comes first; then poll() each child. Returns at once when one has already ended.
+void wait_for_any(const std::vector<ChildProcess*>& children, double max_seconds);
 
 // Runs work() isolated and waits.
 ChildEnd run_isolated(const std::function<std::string()>& work, const std::string& scratch, double timeout_seconds);
