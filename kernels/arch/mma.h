@@ -18,6 +18,7 @@
 #pragma once
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/algo/host_device.h"
@@ -97,32 +98,59 @@ FP_HOST_DEVICE inline MmaC mma_m16n8k16(MmaTag tag, const MmaA& a, const MmaB& b
 // ---- host model ----
 
 // One warp's mma: lane l's operands are a[l], b[l], c[l]; its result goes to d[l]. d may alias c
-// (every operand is gathered before anything is written).
+// (every operand is gathered before anything is written). Each element of D is c plus 16 products,
+// summed exactly and rounded once to fp32 (kernels/arch/exact_sum.h). Fast path: the products of
+// 16-bit inputs are exact in double, and when every partial sum in double is exact too (each TwoSum
+// error is zero), the double sum is the exact sum and converting it to float is that one rounding;
+// an element with an inexact partial sum, or a warp with a NaN or inf operand, goes through the
+// 576-bit sum (ArchMma.FastPathAgreesWithTheExactSum checks both against ExactFp32Sum).
 inline void mma_m16n8k16_warp(MmaTag tag, const MmaA a[32], const MmaB b[32], const MmaC c[32], MmaC d[32]) {
-  const FloatFormat input_format = tag == MmaTag::bf16 ? kBf16Format : kFp16Format;
-  DecodedFloat a_matrix[16][16], b_matrix[16][8];
+  const bool bf16 = tag == MmaTag::bf16;
+  const FloatFormat input_format = bf16 ? kBf16Format : kFp16Format;
+  const auto value = [bf16](std::uint16_t h) { return double{bf16 ? bf16_bits_to_float(h) : fp16_bits_to_float(h)}; };
+  std::uint16_t a_bits[16][16], b_bits[16][8];
+  double a_matrix[16][16], b_matrix[16][8];
   float c_matrix[16][8];
+  bool finite = true;
   for (int lane = 0; lane < 32; ++lane) {
     for (int i = 0; i < 8; ++i) {
       const MatrixCoord at = mma_a_element(lane, i);
-      a_matrix[at.row][at.col] = decode(fragment_half(a[lane].reg, i), input_format);
+      a_bits[at.row][at.col] = fragment_half(a[lane].reg, i);
+      a_matrix[at.row][at.col] = value(a_bits[at.row][at.col]);
+      finite = finite && std::isfinite(a_matrix[at.row][at.col]);
     }
     for (int i = 0; i < 4; ++i) {
       const MatrixCoord at = mma_b_element(lane, i);
-      b_matrix[at.row][at.col] = decode(fragment_half(b[lane].reg, i), input_format);
+      b_bits[at.row][at.col] = fragment_half(b[lane].reg, i);
+      b_matrix[at.row][at.col] = value(b_bits[at.row][at.col]);
+      finite = finite && std::isfinite(b_matrix[at.row][at.col]);
     }
     for (int i = 0; i < 4; ++i) {
       const MatrixCoord at = mma_c_element(lane, i);
       c_matrix[at.row][at.col] = c[lane].reg[i];
+      finite = finite && std::isfinite(c_matrix[at.row][at.col]);
     }
   }
   for (int lane = 0; lane < 32; ++lane) {
     for (int i = 0; i < 4; ++i) {
       const MatrixCoord at = mma_c_element(lane, i);
-      ExactFp32Sum sum;
-      sum.add(decode(std::bit_cast<std::uint32_t>(c_matrix[at.row][at.col]), kFp32Format));
-      for (int k = 0; k < 16; ++k) sum.add_product(a_matrix[at.row][k], b_matrix[k][at.col]);
-      d[lane].reg[i] = sum.round_to_fp32();
+      double sum = c_matrix[at.row][at.col];
+      bool exact = finite;
+      for (int k = 0; k < 16 && exact; ++k) {
+        const double p = a_matrix[at.row][k] * b_matrix[k][at.col];
+        const double t = sum + p, pb = t - sum;
+        exact = ((sum - (t - pb)) + (p - pb)) == 0;
+        sum = t;
+      }
+      if (exact) {
+        d[lane].reg[i] = static_cast<float>(sum);
+        continue;
+      }
+      ExactFp32Sum exact_sum;
+      exact_sum.add(decode(std::bit_cast<std::uint32_t>(c_matrix[at.row][at.col]), kFp32Format));
+      for (int k = 0; k < 16; ++k)
+        exact_sum.add_product(decode(a_bits[at.row][k], input_format), decode(b_bits[k][at.col], input_format));
+      d[lane].reg[i] = exact_sum.round_to_fp32();
     }
   }
 }

@@ -1,7 +1,5 @@
 #include "kernels/emu/emulator.h"
 
-#include <ucontext.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -11,6 +9,8 @@
 #include <sstream>
 #include <thread>
 #include <vector>
+
+#include "kernels/emu/fiber_context.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
@@ -23,7 +23,7 @@ namespace {
 enum class Wait { none, barrier, collective, done };
 
 struct Fiber {
-  ucontext_t context{};
+  FiberContext context;
   Dim3 idx;
   unsigned linear = 0;
   Wait wait = Wait::none;
@@ -67,7 +67,7 @@ struct Block {
   std::vector<std::byte> smem;
   std::vector<Shadow> shadow;
   std::uint32_t epoch = 1;
-  ucontext_t scheduler{};
+  FiberContext scheduler;
   Fiber* current = nullptr;
   std::string error;
   std::exception_ptr exception;
@@ -82,29 +82,27 @@ thread_local const void* g_scheduler_stack = nullptr;
 thread_local std::size_t g_scheduler_stack_size = 0;
 #endif
 
-void switch_to_fiber(ucontext_t* from, ucontext_t* to, const void* stack, std::size_t size) {
+void switch_to_fiber(FiberContext& from, FiberContext& to) {
 #if FP_ASAN
   void* fake = nullptr;
-  __sanitizer_start_switch_fiber(&fake, stack, size);
-  swapcontext(from, to);
+  __sanitizer_start_switch_fiber(&fake, to.stack(), to.stack_size());
+  from.switch_to(to);
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
-  (void)stack;
-  (void)size;
-  swapcontext(from, to);
+  from.switch_to(to);
 #endif
 }
 
 // From a fiber back to its block's scheduler; `leaving` when the fiber will not be resumed.
-void switch_to_scheduler(ucontext_t* from, ucontext_t* to, bool leaving) {
+void switch_to_scheduler(FiberContext& from, FiberContext& to, bool leaving) {
 #if FP_ASAN
   void* fake = nullptr;
   __sanitizer_start_switch_fiber(leaving ? nullptr : &fake, g_scheduler_stack, g_scheduler_stack_size);
-  swapcontext(from, to);
+  from.switch_to(to);
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #else
   (void)leaving;
-  swapcontext(from, to);
+  from.switch_to(to);
 #endif
 }
 
@@ -165,12 +163,12 @@ void fiber_entry() {
     if (!b.exception) b.exception = std::current_exception();
   }
   b.current->wait = Wait::done;
-  switch_to_scheduler(&b.current->context, &b.scheduler, true);
+  switch_to_scheduler(b.current->context, b.scheduler, true);
 }
 
 void block_yield() {
   Block& b = block();
-  switch_to_scheduler(&b.current->context, &b.scheduler, false);
+  switch_to_scheduler(b.current->context, b.scheduler, false);
 }
 
 // Describes why no thread can proceed; called when every live thread waits.
@@ -231,7 +229,7 @@ void run_block(Block& b) {
     for (Fiber& f : b.fibers) {
       if (f.wait != Wait::none) continue;
       b.current = &f;
-      switch_to_fiber(&b.scheduler, &f.context, f.context.uc_stack.ss_sp, f.context.uc_stack.ss_size);
+      switch_to_fiber(b.scheduler, f.context);
       ran = true;
       if (!b.error.empty() || b.exception) return;
     }
@@ -248,27 +246,40 @@ void run_block(Block& b) {
   }
 }
 
-void init_fiber(Fiber& f, char* stack, std::size_t size) {
-  getcontext(&f.context);
-  f.context.uc_stack.ss_sp = stack;
-  f.context.uc_stack.ss_size = size;
-  f.context.uc_link = nullptr;  // fibers end by switching to the scheduler themselves
-  makecontext(&f.context, fiber_entry, 0);
-}
-
+// What a host thread needs to emulate blocks: the fiber stacks and the block's arrays. Workers are
+// kept in a pool across launches, so that once grown they allocate nothing and touch no fresh page
+// (a fresh block's shadow memory alone is 28 bytes per byte of shared memory, and the kernel would
+// otherwise map and fault it in for every block).
 struct Worker {
   std::vector<char> stacks;
+  Block block;
 };
+
+std::mutex g_pool_mutex;
+std::vector<std::unique_ptr<Worker>> g_pool;
+
+std::unique_ptr<Worker> take_worker() {
+  const std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (g_pool.empty()) return std::make_unique<Worker>();
+  std::unique_ptr<Worker> w = std::move(g_pool.back());
+  g_pool.pop_back();
+  return w;
+}
+
+void give_back(std::unique_ptr<Worker> w) {
+  const std::lock_guard<std::mutex> lock(g_pool_mutex);
+  g_pool.push_back(std::move(w));
+}
 
 void emulate_block(const LaunchConfig& config, const std::function<void()>& body, unsigned block_linear,
                    Worker& worker, std::string& error, std::exception_ptr& exception) {
-  Block b;
+  Block& b = worker.block;  // every field is reset here: nothing leaks from the previous block
   b.config = &config;
   b.body = &body;
   b.idx = unflatten(block_linear, config.grid);
   const std::size_t threads = config.block.count();
-  b.fibers.resize(threads);
-  b.warps.resize((threads + 31) / 32);
+  b.fibers.assign(threads, Fiber{});
+  b.warps.assign((threads + 31) / 32, Rendezvous{});
   b.warp_epochs.assign(b.warps.size(), 0);
   b.smem.resize(config.dynamic_smem);
   // Poison: every 32-bit word holds the fp32 signalling NaN 0x7fa00000.
@@ -277,18 +288,24 @@ void emulate_block(const LaunchConfig& config, const std::function<void()>& body
     std::memcpy(&b.smem[i], &poison, 4);
   }
   b.shadow.assign(config.dynamic_smem, Shadow{});
+  b.epoch = 1;
+  b.scheduler = FiberContext{};
+  b.current = nullptr;
+  b.error.clear();
+  b.exception = nullptr;
   const std::size_t stack = config.stack_bytes;
   if (worker.stacks.size() < threads * stack) worker.stacks.resize(threads * stack);
   for (unsigned t = 0; t < threads; ++t) {
     b.fibers[t].linear = t;
     b.fibers[t].idx = unflatten(t, config.block);
-    init_fiber(b.fibers[t], worker.stacks.data() + t * stack, stack);
+    b.fibers[t].context.start_on(worker.stacks.data() + t * stack, stack, fiber_entry);
   }
   g_block = &b;
   run_block(b);
   g_block = nullptr;
   error = b.error;
   exception = b.exception;
+  b.exception = nullptr;  // the pool must not keep a kernel's exception alive
 }
 
 }  // namespace
@@ -305,11 +322,12 @@ void launch(const LaunchConfig& config, const std::function<void()>& body) {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   auto work = [&] {
-    Worker worker;
+    std::unique_ptr<Worker> worker = take_worker();
     for (std::size_t i; !stop && (i = next.fetch_add(1)) < blocks;) {
-      emulate_block(config, body, static_cast<unsigned>(i), worker, errors[i], exceptions[i]);
+      emulate_block(config, body, static_cast<unsigned>(i), *worker, errors[i], exceptions[i]);
       if (!errors[i].empty() || exceptions[i]) stop = true;
     }
+    give_back(std::move(worker));
   };
   std::vector<std::thread> pool;
   for (unsigned w = 1; w < workers; ++w) pool.emplace_back(work);
@@ -397,12 +415,14 @@ void warp_collective_raw(const char* kind, std::source_location site, std::uint3
   const std::size_t threads = b.fibers.size();
   const std::size_t lanes_present = std::min<std::size_t>(32, threads - warp * 32);
   const std::uint32_t present = lanes_present == 32 ? 0xffffffffu : ((1u << lanes_present) - 1);
-  std::ostringstream os;
+  // The messages are built only on the error paths: a stream costs more than the rendezvous.
   if (!((mask >> lane) & 1u)) {
+    std::ostringstream os;
     os << kind << " at " << text(site) << " with mask 0x" << std::hex << mask << " that excludes the calling lane";
     fail(os.str());
   }
   if (mask & ~present) {
+    std::ostringstream os;
     os << kind << " at " << text(site) << " with mask 0x" << std::hex << mask << " naming lanes the warp does not have";
     fail(os.str());
   }
@@ -414,6 +434,7 @@ void warp_collective_raw(const char* kind, std::source_location site, std::uint3
     r.mask = mask;
   } else if (std::string_view(r.kind) != kind || r.site.line() != site.line() ||
              std::string_view(r.site.file_name()) != site.file_name() || r.mask != mask) {
+    std::ostringstream os;
     os << "warp collective reached by a non-converged subset: the lane calls " << kind << " at " << text(site)
        << " while lanes of its warp wait at " << r.kind << " at " << text(r.site);
     fail(os.str());

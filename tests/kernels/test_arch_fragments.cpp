@@ -268,6 +268,72 @@ TEST(ArchMma, RandomProductsEqualTheLongDoubleReference) {
       ASSERT_EQ(mma_mismatches(tag, random_problem(tag, rng), mma_a_element), 0) << "trial " << trial;
 }
 
+// mma_m16n8k16_warp's fast path (a double sum whose every partial sum turns out exact) against the
+// 576-bit sum alone, element by element and bit for bit, on operands from three regimes: a narrow
+// band (the fast path takes nearly every element), any finite bit pattern (exponent spans beyond
+// double's 53 bits: many elements fall back, subnormals and overflow included) and any pattern at
+// all (NaN and inf operands: the warp falls back).
+TEST(ArchMma, FastPathAgreesWithTheExactSum) {
+  std::mt19937_64 rng(314);
+  for (const MmaTag tag : {MmaTag::fp16, MmaTag::bf16}) {
+    const FloatFormat format = tag == MmaTag::fp16 ? kFp16Format : kBf16Format;
+    const std::uint16_t special = tag == MmaTag::fp16 ? 0x7C00 : 0x7F80;  // exponent field all ones
+    for (int trial = 0; trial < 600; ++trial) {
+      const int regime = trial % 3;
+      const auto bits16 = [&]() -> std::uint16_t {
+        if (regime == 0) return random_value16(tag, -3, 3, rng).bits;
+        auto h = static_cast<std::uint16_t>(rng());
+        while (regime == 1 && (h & special) == special) h = static_cast<std::uint16_t>(rng());
+        return h;
+      };
+      const auto bits32 = [&]() -> std::uint32_t {
+        if (regime == 0) return std::bit_cast<std::uint32_t>(random_value32(-3, 3, rng).as_float);
+        auto x = static_cast<std::uint32_t>(rng());
+        while (regime == 1 && (x & 0x7F800000u) == 0x7F800000u) x = static_cast<std::uint32_t>(rng());
+        return x;
+      };
+      std::uint16_t a_bits[16][16], b_bits[16][8];
+      std::uint32_t c_bits[16][8];
+      for (auto& row : a_bits)
+        for (auto& x : row) x = bits16();
+      for (auto& row : b_bits)
+        for (auto& x : row) x = bits16();
+      for (auto& row : c_bits)
+        for (auto& x : row) x = bits32();
+      MmaA a[32]{};
+      MmaB b[32]{};
+      MmaC c[32], d[32];
+      for (int lane = 0; lane < 32; ++lane) {
+        for (int i = 0; i < 8; ++i) {
+          const MatrixCoord at = mma_a_element(lane, i);
+          a[lane].reg[i / 2] |= std::uint32_t{a_bits[at.row][at.col]} << (16 * (i % 2));
+        }
+        for (int i = 0; i < 4; ++i) {
+          const MatrixCoord at = mma_b_element(lane, i);
+          b[lane].reg[i / 2] |= std::uint32_t{b_bits[at.row][at.col]} << (16 * (i % 2));
+          const MatrixCoord c_at = mma_c_element(lane, i);
+          c[lane].reg[i] = std::bit_cast<float>(c_bits[c_at.row][c_at.col]);
+        }
+      }
+      mma_m16n8k16_warp(tag, a, b, c, d);
+      for (int lane = 0; lane < 32; ++lane)
+        for (int i = 0; i < 4; ++i) {
+          const MatrixCoord at = mma_c_element(lane, i);
+          ExactFp32Sum sum;
+          sum.add(decode(c_bits[at.row][at.col], kFp32Format));
+          for (int k = 0; k < 16; ++k) sum.add_product(decode(a_bits[at.row][k], format), decode(b_bits[k][at.col], format));
+          const float want = sum.round_to_fp32(), got = d[lane].reg[i];
+          if (std::isnan(want)) {
+            ASSERT_TRUE(std::isnan(got)) << "trial " << trial << " lane " << lane << " i " << i;
+            continue;
+          }
+          ASSERT_EQ(std::bit_cast<std::uint32_t>(got), std::bit_cast<std::uint32_t>(want))
+              << "trial " << trial << " regime " << regime << " lane " << lane << " i " << i << ": " << got << " vs " << want;
+        }
+    }
+  }
+}
+
 TEST(ArchMma, AMisplacedElementIsDetected) {
   // Lane 3's a0 and a1 (A[0][6], A[0][7]) exchanged when distributing: row 0 of D must change.
   constexpr LayoutFn swapped = [](int lane, int i) {
