@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -113,6 +114,10 @@ void fiber_started() {
 #endif
 }
 
+// Whether two call sites' texts (kind, file name) are equal: one call site always passes the same
+// pointers, so the comparison of the characters is left for the rare mismatch.
+bool same_text(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
+
 Block& block() {
   if (!g_block) throw std::logic_error("emulator: CUDA built-in used outside an emulated kernel");
   return *g_block;
@@ -212,7 +217,7 @@ bool release_barrier(Block& b) {
       return false;
     }
     if (f.wait == Wait::barrier && (f.site.line() != first->site.line() ||
-                                    std::string_view(f.site.file_name()) != first->site.file_name())) {
+                                    !same_text(f.site.file_name(), first->site.file_name()))) {
       b.error = where(b, f.linear) + ": barrier divergence: the thread waits at __syncthreads at " + text(f.site) +
                 " while " + thread_text(b, first->linear) + " waits at " + text(first->site);
       return false;
@@ -432,8 +437,8 @@ void warp_collective_raw(const char* kind, std::source_location site, std::uint3
     r.kind = kind;
     r.site = site;
     r.mask = mask;
-  } else if (std::string_view(r.kind) != kind || r.site.line() != site.line() ||
-             std::string_view(r.site.file_name()) != site.file_name() || r.mask != mask) {
+  } else if (!same_text(r.kind, kind) || r.site.line() != site.line() ||
+             !same_text(r.site.file_name(), site.file_name()) || r.mask != mask) {
     std::ostringstream os;
     os << "warp collective reached by a non-converged subset: the lane calls " << kind << " at " << text(site)
        << " while lanes of its warp wait at " << r.kind << " at " << text(r.site);
