@@ -230,25 +230,37 @@ MmaProblem random_problem(MmaTag tag, std::mt19937_64& rng) {
   return p;
 }
 
-// Distributes the problem with the given A layout (B and C with the real ones), runs the warp
-// model, and counts D elements whose bits differ from the long double reference.
-int mma_mismatches(MmaTag tag, const MmaProblem& p, LayoutFn a_layout) {
+// The 32 lanes' fragments of A (with the given layout), B and C (with the real ones).
+struct WarpOperands {
   MmaA a[32]{};
   MmaB b[32]{};
-  MmaC c[32], d[32];
+  MmaC c[32]{};
+};
+template <class A, class B, class C>  // callables (row, col) -> the element's bits (A, B) or value (C)
+WarpOperands distribute(A a_at, B b_at, C c_at, LayoutFn a_layout = mma_a_element) {
+  WarpOperands w;
   for (int lane = 0; lane < 32; ++lane) {
     for (int i = 0; i < 8; ++i) {
       const MatrixCoord at = a_layout(lane, i);
-      a[lane].reg[i / 2] |= std::uint32_t{p.a[at.row][at.col].bits} << (16 * (i % 2));
+      w.a[lane].reg[i / 2] |= std::uint32_t{a_at(at.row, at.col)} << (16 * (i % 2));
     }
     for (int i = 0; i < 4; ++i) {
       const MatrixCoord at = mma_b_element(lane, i);
-      b[lane].reg[i / 2] |= std::uint32_t{p.b[at.row][at.col].bits} << (16 * (i % 2));
-      const MatrixCoord c_at = mma_c_element(lane, i);
-      c[lane].reg[i] = p.c[c_at.row][c_at.col].as_float;
+      w.b[lane].reg[i / 2] |= std::uint32_t{b_at(at.row, at.col)} << (16 * (i % 2));
+      const MatrixCoord c_at_lane = mma_c_element(lane, i);
+      w.c[lane].reg[i] = c_at(c_at_lane.row, c_at_lane.col);
     }
   }
-  mma_m16n8k16_warp(tag, a, b, c, d);
+  return w;
+}
+
+// Distributes the problem with the given A layout (B and C with the real ones), runs the warp
+// model, and counts D elements whose bits differ from the long double reference.
+int mma_mismatches(MmaTag tag, const MmaProblem& p, LayoutFn a_layout) {
+  const WarpOperands w = distribute([&](int r, int c) { return p.a[r][c].bits; }, [&](int r, int c) { return p.b[r][c].bits; },
+                                    [&](int r, int c) { return p.c[r][c].as_float; }, a_layout);
+  MmaC d[32];
+  mma_m16n8k16_warp(tag, w.a, w.b, w.c, d);
   int mismatches = 0;
   for (int lane = 0; lane < 32; ++lane)
     for (int i = 0; i < 4; ++i) {
@@ -300,22 +312,10 @@ TEST(ArchMma, FastPathAgreesWithTheExactSum) {
         for (auto& x : row) x = bits16();
       for (auto& row : c_bits)
         for (auto& x : row) x = bits32();
-      MmaA a[32]{};
-      MmaB b[32]{};
-      MmaC c[32], d[32];
-      for (int lane = 0; lane < 32; ++lane) {
-        for (int i = 0; i < 8; ++i) {
-          const MatrixCoord at = mma_a_element(lane, i);
-          a[lane].reg[i / 2] |= std::uint32_t{a_bits[at.row][at.col]} << (16 * (i % 2));
-        }
-        for (int i = 0; i < 4; ++i) {
-          const MatrixCoord at = mma_b_element(lane, i);
-          b[lane].reg[i / 2] |= std::uint32_t{b_bits[at.row][at.col]} << (16 * (i % 2));
-          const MatrixCoord c_at = mma_c_element(lane, i);
-          c[lane].reg[i] = std::bit_cast<float>(c_bits[c_at.row][c_at.col]);
-        }
-      }
-      mma_m16n8k16_warp(tag, a, b, c, d);
+      const WarpOperands w = distribute([&](int r, int c) { return a_bits[r][c]; }, [&](int r, int c) { return b_bits[r][c]; },
+                                        [&](int r, int c) { return std::bit_cast<float>(c_bits[r][c]); });
+      MmaC d[32];
+      mma_m16n8k16_warp(tag, w.a, w.b, w.c, d);
       for (int lane = 0; lane < 32; ++lane)
         for (int i = 0; i < 4; ++i) {
           const MatrixCoord at = mma_c_element(lane, i);
@@ -347,24 +347,13 @@ TEST(ArchMma, AMisplacedElementIsDetected) {
 TEST(ArchMma, DOverwritesCInPlace) {
   std::mt19937_64 rng(11);
   const MmaProblem p = random_problem(MmaTag::fp16, rng);
-  MmaA a[32]{};
-  MmaB b[32]{};
-  MmaC c[32], d[32];
-  for (int lane = 0; lane < 32; ++lane) {
-    for (int i = 0; i < 8; ++i) {
-      const MatrixCoord at = mma_a_element(lane, i);
-      a[lane].reg[i / 2] |= std::uint32_t{p.a[at.row][at.col].bits} << (16 * (i % 2));
-    }
-    for (int i = 0; i < 4; ++i) {
-      const MatrixCoord at = mma_b_element(lane, i);
-      b[lane].reg[i / 2] |= std::uint32_t{p.b[at.row][at.col].bits} << (16 * (i % 2));
-      c[lane].reg[i] = static_cast<float>(lane * 4 + i);
-    }
-  }
-  mma_m16n8k16_warp(MmaTag::fp16, a, b, c, d);
-  mma_m16n8k16_warp(MmaTag::fp16, a, b, c, c);
+  WarpOperands w = distribute([&](int r, int c) { return p.a[r][c].bits; }, [&](int r, int c) { return p.b[r][c].bits; },
+                              [](int r, int c) { return static_cast<float>(r * 8 + c); });
+  MmaC d[32];
+  mma_m16n8k16_warp(MmaTag::fp16, w.a, w.b, w.c, d);
+  mma_m16n8k16_warp(MmaTag::fp16, w.a, w.b, w.c, w.c);
   for (int lane = 0; lane < 32; ++lane)
-    for (int i = 0; i < 4; ++i) EXPECT_EQ(c[lane].reg[i], d[lane].reg[i]);
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(w.c[lane].reg[i], d[lane].reg[i]);
 }
 
 // ---------------------------------------------------------------------------------------------
