@@ -153,7 +153,7 @@ std::optional<ChildEnd> ChildProcess::poll() {
 ChildEnd ChildProcess::wait() {
   for (;;) {
     if (std::optional<ChildEnd> end = poll()) return *end;
-    wait_for_any({this}, 60);
+    wait_for_any({this}, 1);  // at most 1 s: a grandchild that kept the pipe open delays no more
   }
 }
 
