@@ -41,6 +41,21 @@ class Broken final : public AttentionImpl {
   std::unique_ptr<AttentionImpl> naive_ = make_naive_attention();
 };
 
+// Registers a Broken implementation unless one of that name exists (tests run in any order, and
+// gtest may repeat them in one process).
+void register_broken(const std::string& name, std::function<void(const Problem&, ForwardArgs&)> fwd,
+                     std::function<void(const Problem&, BackwardArgs&)> bwd = {}) {
+  if (!find_implementation(name)) register_implementation(std::make_unique<Broken>(name, std::move(fwd), std::move(bwd)));
+}
+
+// A forward step that replaces every O element of batch 0, head 0 by f(element).
+std::function<void(const Problem&, ForwardArgs&)> map_o(double (*f)(double)) {
+  return [f](const Problem& p, ForwardArgs& a) {
+    for (std::int64_t i = 0; i < p.seqlen_q; ++i)
+      for (std::int64_t c = 0; c < p.head_dim; ++c) a.o.set(0, i, 0, c, f(a.o.get(0, i, 0, c)));
+  };
+}
+
 Case small_case(const std::string& impl, bool backward) {
   Case c;
   c.impl = impl;
@@ -69,25 +84,14 @@ TEST(Check, NaiveBaselinePassesForwardAndBackward) {
 }
 
 TEST(Check, BrokenImplementationsAreCaught) {
-  static bool registered = false;
-  if (!registered) {
-    registered = true;
-    // O off by 1% everywhere: the regression rule.
-    register_implementation(std::make_unique<Broken>("scaled_o", [](const Problem& p, ForwardArgs& a) {
-      for (std::int64_t i = 0; i < p.seqlen_q; ++i)
-        for (std::int64_t c = 0; c < p.head_dim; ++c) a.o.set(0, i, 0, c, a.o.get(0, i, 0, c) * 1.01);
-    }));
-    // The first row's output never written (still poisoned NaN): the NaN rule.
-    register_implementation(std::make_unique<Broken>("unwritten", [](const Problem&, ForwardArgs& a) {
-      a.o.set_bits(0, a.o.shape()[1] - 1, 1, 3, 0x7E5A);
-    }));
-    // dV with the sign of one column flipped: the backward regression rule.
-    register_implementation(std::make_unique<Broken>(
-        "dv_sign", [](const Problem&, ForwardArgs&) {},
-        [](const Problem& p, BackwardArgs& a) {
-          for (std::int64_t j = 0; j < p.seqlen_k; ++j) a.dv.set(0, j, 0, 0, -a.dv.get(0, j, 0, 0));
-        }));
-  }
+  // O off by 1% everywhere: the regression rule.
+  register_broken("scaled_o", map_o([](double o) { return o * 1.01; }));
+  // The first row's output never written (still poisoned NaN): the NaN rule.
+  register_broken("unwritten", [](const Problem&, ForwardArgs& a) { a.o.set_bits(0, a.o.shape()[1] - 1, 1, 3, 0x7E5A); });
+  // dV with the sign of one column flipped: the backward regression rule.
+  register_broken("dv_sign", [](const Problem&, ForwardArgs&) {}, [](const Problem& p, BackwardArgs& a) {
+    for (std::int64_t j = 0; j < p.seqlen_k; ++j) a.dv.set(0, j, 0, 0, -a.dv.get(0, j, 0, 0));
+  });
   const CheckRecord scaled = run_check(small_case("scaled_o", false));
   EXPECT_EQ(scaled.verdict, Verdict::fail);
   EXPECT_EQ(tensor(scaled, "O").verdict, Verdict::fail);  // rule 2: 1% is far above the bound
@@ -107,15 +111,8 @@ TEST(Check, BrokenImplementationsAreCaught) {
 // (CheckOptions::regression_lse_fraction). Here (logits ~1e12) it decides which key wins: fa1's O
 // is off by about 2 where the baseline's happens to be off by 4e-4, both within the rigorous bound.
 TEST(Check, RegressionRuleStopsWhereLogitRoundingDecides) {
-  static bool registered = false;
-  if (!registered) {
-    registered = true;
-    // O moved outside the convex hull of V: wrong at any logit scale.
-    register_implementation(std::make_unique<Broken>("o_plus_100", [](const Problem& p, ForwardArgs& a) {
-      for (std::int64_t i = 0; i < p.seqlen_q; ++i)
-        for (std::int64_t c = 0; c < p.head_dim; ++c) a.o.set(0, i, 0, c, a.o.get(0, i, 0, c) + 100);
-    }));
-  }
+  // O moved outside the convex hull of V: wrong at any logit scale.
+  register_broken("o_plus_100", map_o([](double o) { return o + 100; }));
   Case c;
   c.impl = "fa1";
   c.problem.dtype = DType::fp16;
@@ -154,16 +151,12 @@ TEST(Check, SeqlenKOneDoesNotCollapseTheTolerance) {
 // LSE's floor (CheckOptions::lse_floor_ulps) admits the few fp32 roundings of a log2-domain LSE
 // and no more: with one key the baseline's LSE error can be 0, so the floor alone decides.
 TEST(Check, LseFloorAdmitsAFewRoundingsAndNotMore) {
-  static bool registered = false;
-  if (!registered) {
-    registered = true;
-    for (const auto& [name, units] : {std::pair{"lse_3_units", 3.0}, std::pair{"lse_16_units", 16.0}}) {
-      const double factor = 1 + units * 0x1p-24;
-      register_implementation(std::make_unique<Broken>(name, [factor](const Problem& p, ForwardArgs& a) {
-        for (std::int64_t h = 0; h < p.heads_q; ++h)
-          for (std::int64_t i = 0; i < p.seqlen_q; ++i) a.lse.set(0, h, i, 0, a.lse.get(0, h, i) * factor);
-      }));
-    }
+  for (const auto& [name, units] : {std::pair{"lse_3_units", 3.0}, std::pair{"lse_16_units", 16.0}}) {
+    const double factor = 1 + units * 0x1p-24;
+    register_broken(name, [factor](const Problem& p, ForwardArgs& a) {
+      for (std::int64_t h = 0; h < p.heads_q; ++h)
+        for (std::int64_t i = 0; i < p.seqlen_q; ++i) a.lse.set(0, h, i, 0, a.lse.get(0, h, i) * factor);
+    });
   }
   Case c = small_case("lse_3_units", false);
   c.problem.seqlen_k = 1;
@@ -231,44 +224,30 @@ TEST(Check, ExactGradientsBeyondTheDtypeRangeAreOutOfDomainNotFail) {
 // even when the regression tolerance is wide enough to let its error through. An inf of the wrong
 // sign fails too.
 TEST(Check, FiniteValuesWhereTheExactResultOverflowsFail) {
-  static bool registered = false;
-  if (!registered) {
-    registered = true;
-    // Saturates dQ, dK, dV to +-65504 instead of rounding to inf (a saturating conversion).
-    auto saturate = [](HostTensor& t) {
-      const Shape& s = t.shape();
-      for (std::int64_t a = 0; a < s[0]; ++a)
-        for (std::int64_t b = 0; b < s[1]; ++b)
-          for (std::int64_t h = 0; h < s[2]; ++h)
-            for (std::int64_t d = 0; d < s[3]; ++d)
-              if (std::isinf(t.get(a, b, h, d))) t.set(a, b, h, d, std::copysign(65504.0, t.get(a, b, h, d)));
-    };
-    register_implementation(std::make_unique<Broken>(
-        "saturating_grads", [](const Problem&, ForwardArgs&) {},
-        [saturate](const Problem&, BackwardArgs& a) {
-          saturate(a.dq);
-          saturate(a.dk);
-          saturate(a.dv);
-        }));
-    // Writes 0 where the gradient overflowed.
-    register_implementation(std::make_unique<Broken>(
-        "zeroed_overflow", [](const Problem&, ForwardArgs&) {},
-        [](const Problem&, BackwardArgs& a) {
-          const Shape& s = a.dk.shape();
-          for (std::int64_t j = 0; j < s[1]; ++j)
-            for (std::int64_t d = 0; d < s[3]; ++d)
-              if (std::isinf(a.dk.get(0, j, 0, d))) a.dk.set(0, j, 0, d, 0.0);
-        }));
-    // Flips the sign of every inf in dK.
-    register_implementation(std::make_unique<Broken>(
-        "flipped_inf", [](const Problem&, ForwardArgs&) {},
-        [](const Problem&, BackwardArgs& a) {
-          const Shape& s = a.dk.shape();
-          for (std::int64_t j = 0; j < s[1]; ++j)
-            for (std::int64_t d = 0; d < s[3]; ++d)
-              if (std::isinf(a.dk.get(0, j, 0, d))) a.dk.set(0, j, 0, d, -a.dk.get(0, j, 0, d));
-        }));
-  }
+  // Replaces every inf of t by f(inf).
+  using InfMap = double (*)(double);
+  static constexpr auto map_infs = [](HostTensor& t, InfMap f) {
+    const Shape& s = t.shape();
+    for (std::int64_t a = 0; a < s[0]; ++a)
+      for (std::int64_t b = 0; b < s[1]; ++b)
+        for (std::int64_t h = 0; h < s[2]; ++h)
+          for (std::int64_t d = 0; d < s[3]; ++d)
+            if (std::isinf(t.get(a, b, h, d))) t.set(a, b, h, d, f(t.get(a, b, h, d)));
+  };
+  const auto no_forward = [](const Problem&, ForwardArgs&) {};
+  // Saturates dQ, dK, dV to +-65504 instead of rounding to inf (a saturating conversion).
+  register_broken("saturating_grads", no_forward, [](const Problem&, BackwardArgs& a) {
+    const InfMap saturate = [](double x) { return std::copysign(65504.0, x); };
+    map_infs(a.dq, saturate);
+    map_infs(a.dk, saturate);
+    map_infs(a.dv, saturate);
+  });
+  // Writes 0 where dK overflowed.
+  register_broken("zeroed_overflow", no_forward,
+                  [](const Problem&, BackwardArgs& a) { map_infs(a.dk, [](double) { return 0.0; }); });
+  // Flips the sign of every inf in dK.
+  register_broken("flipped_inf", no_forward,
+                  [](const Problem&, BackwardArgs& a) { map_infs(a.dk, [](double x) { return -x; }); });
   CheckOptions wide;  // a tolerance far above any error: only the overflow rule can fail dK
   wide.k_backward = 1e9;
   for (const CheckOptions& opt : {CheckOptions{}, wide}) {
