@@ -134,7 +134,8 @@ Outcome differential(AttentionImpl& impl, const Case& c) {
     if (bad > 0)
       return fail(t.name + ": " + std::to_string(bad) + " NaN/inf where the reference is finite (or the reverse)");
     if (t.finite_beyond_range > 0)
-      return fail(t.name + ": " + std::to_string(t.finite_beyond_range) + " finite values where the exact result overflows");
+      return fail(t.name + ": " + std::to_string(t.finite_beyond_range) +
+                  " finite values where the exact result overflows, beyond the rigorous bound");
     if (t.above_rigorous_bound > 0)
       return fail(t.name + ": " + std::to_string(t.above_rigorous_bound) + " elements above the rigorous bound (error up to " +
                   exact(t.bound_ratio) + " x the bound, largest bound " + exact(t.max_rigorous_bound) + ")");
