@@ -1,5 +1,6 @@
 #include "properties/gradient_check.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -16,11 +17,17 @@ using reference::DenseInputs;
 using reference::DenseRows;
 using reference::MpfrReal;
 
-constexpr unsigned kBits = 256;
+constexpr unsigned kBits = 256, kMaxBits = 4096;
 
-// L = sum(O * dO), O from the MPFR engine.
-MpfrReal loss(const DenseInputs& in) {
-  const reference::MpfrPrecision precision(kBits);
+// L = sum(O * dO) at the MPFR precision in scope, O from the MPFR engine, with a bound on
+// |L - exact L|: the engine's bound on each O element times |dO|, plus the rounding of the
+// products and of the sum (gamma_2N of their magnitude); the double sums of the bound are covered
+// by the final 2^-20.
+struct Loss {
+  MpfrReal value;
+  double error;
+};
+Loss loss(const DenseInputs& in, const reference::MpfrPrecision& precision) {
   reference::EngineOutput<MpfrReal> out;
   reference::allocate(in.p, false, out);
   const Problem& p = in.p;
@@ -28,13 +35,36 @@ MpfrReal loss(const DenseInputs& in) {
                                    std::vector<std::uint8_t>(static_cast<std::size_t>(p.batch * p.heads_q * p.seqlen_q), 1),
                                    out, 1, reference::Mutation::none);
   MpfrReal sum = 0;
+  double error = 0, magnitude = 0;
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t i = 0; i < p.seqlen_q; ++i)
       for (std::int64_t h = 0; h < p.heads_q; ++h)
-        for (std::int64_t d = 0; d < p.head_dim; ++d)
-          sum += out.o[static_cast<std::size_t>(((b * p.seqlen_q + i) * p.heads_q + h) * p.head_dim + d)] *
-                 MpfrReal(in.dout.row(b, h, i)[d]);
-  return sum;
+        for (std::int64_t d = 0; d < p.head_dim; ++d) {
+          const auto x = static_cast<std::size_t>(((b * p.seqlen_q + i) * p.heads_q + h) * p.head_dim + d);
+          const double dout = in.dout.row(b, h, i)[d];
+          const MpfrReal term = out.o[x] * MpfrReal(dout);
+          sum += term;
+          error += out.o_err[x] * std::fabs(dout);
+          magnitude += std::fabs(static_cast<double>(term));
+        }
+  const double terms = static_cast<double>(out.o.size());
+  return {sum, (error + reference::gamma_n(2 * terms + 2, precision.model().u) * magnitude) * (1 + 0x1p-20)};
+}
+
+// (L(x + h u) - L(x - h u)) / 2h at `bits`, with a bound on its error from evaluating L (not the
+// truncation error of the difference quotient: h is chosen far below the data).
+struct Difference {
+  double value, error;
+};
+Difference central_difference(const DenseInputs& base, DenseRows DenseInputs::*rows, const std::vector<double>& dir,
+                              double h, unsigned bits) {
+  const reference::MpfrPrecision precision(bits);
+  const Loss plus = loss(reference::perturbed(base, rows, dir, h), precision);
+  const Loss minus = loss(reference::perturbed(base, rows, dir, -h), precision);
+  const double value = static_cast<double>((plus.value - minus.value) / MpfrReal(2 * h));
+  // The subtraction and the division round at `bits`, the conversion to double once more.
+  const double rounding = (4 * precision.model().u + 0x1p-53) * std::fabs(value);
+  return {value, ((plus.error + minus.error) / (2 * h) + rounding) * (1 + 0x1p-20)};
 }
 
 // x + y is exact in double (TwoSum's error term is 0).
@@ -79,9 +109,6 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
       dir[x] = static_cast<double>(rng() % 3) - 1;
       if (!exact_sum(rows.data[x], h * dir[x]) || !exact_sum(rows.data[x], -h * dir[x])) dir[x] = 0;
     }
-    const double fd = static_cast<double>(
-        (loss(reference::perturbed(base, t.rows, dir, h)) - loss(reference::perturbed(base, t.rows, dir, -h))) /
-        MpfrReal(2 * h));
     double analytic = 0, mass = 0, weight = 0;
     for (std::int64_t b = 0; b < p.batch; ++b)
       for (std::int64_t hh = 0; hh < rows.heads; ++hh)
@@ -96,11 +123,23 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
     double tolerance = 0;
     for (const TensorCheck& check : record.tensors)
       if (check.name == t.name) tolerance = check.tolerance;
-    const double allowed = tolerance * weight + 0x1p-40 * mass + 1e-300;
-    if (!std::isfinite(analytic) || !(std::fabs(analytic - fd) <= allowed))
+    const double budget = tolerance * weight + 0x1p-40 * mass + 1e-300;
+    // L's own error enters the difference divided by 2h. Where it would take more than an eighth
+    // of the budget (a gradient tiny against the loss, e.g. subnormal data, cancels more than
+    // 256 bits), L is evaluated again with as many more bits as that takes, up to kMaxBits.
+    unsigned bits = kBits;
+    Difference fd = central_difference(base, t.rows, dir, h, bits);
+    while (!(fd.error <= budget / 8) && std::isfinite(fd.error) && bits < kMaxBits) {
+      bits = std::min(kMaxBits, bits + static_cast<unsigned>(std::ceil(std::log2(fd.error / (budget / 8)))) + 16);
+      fd = central_difference(base, t.rows, dir, h, bits);
+    }
+    if (!(fd.error <= budget / 8))
+      return {true, {}, {"not judged: the finite difference needs more than " + std::to_string(kMaxBits) + " bits"}};
+    const double allowed = budget + fd.error;
+    if (!std::isfinite(analytic) || !(std::fabs(analytic - fd.value) <= allowed))
       return {false,
               std::string(t.name) + ": <" + t.name + ", u> = " + exact(analytic) + " but the reference's finite difference is " +
-                  exact(fd) + " (allowed " + exact(allowed) + ")",
+                  exact(fd.value) + " at " + std::to_string(bits) + " bits (allowed " + exact(allowed) + ")",
               {}};
   }
   return {};

@@ -12,9 +12,11 @@ namespace flashproof::properties {
 
 // For Q, K and V in turn, a direction u in {-1, 0, 1} (seeded by the case): the implementation's
 // <grad, u> (its dQ, dK, dV for the loss L = sum(dO * O)) against (L(x + h u) - L(x - h u)) / 2h,
-// L computed by the reference's MPFR engine at 256 bits. Allowed: the tensor's accuracy tolerance
-// (k x naive + floor, per element) times sum |u|, plus 2^-40 of sum |g u| for the difference
-// quotient. Elements whose perturbation is not exact in double are left unperturbed.
+// L computed by the reference's MPFR engine at 256 bits, or more where L's certified error over 2h
+// exceeds an eighth of the allowance (up to 4096 bits; beyond, the tensor is "not judged").
+// Allowed: the tensor's accuracy tolerance (k x naive + floor, per element) times sum |u|, plus
+// 2^-40 of sum |g u| for the difference quotient, plus that certified error. Elements whose
+// perturbation is not exact in double are left unperturbed.
 Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c);
 
 }  // namespace flashproof::properties
