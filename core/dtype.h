@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace flashproof {
 
@@ -116,6 +117,19 @@ inline std::uint32_t to_bits(DType t, double x) {
 inline double from_bits(DType t, std::uint32_t bits) {
   return t == DType::fp32 ? detail::format_bits_to_double(bits, detail::kFp32)
                           : detail::format_bits_to_double(bits & 0xFFFFu, detail::format_of(t));
+}
+
+// fn(tag) with tag a std::integral_constant holding t, so that per-element loops written in fn see
+// the dtype as a compile-time constant (from_bits(tag, bits) then inlines to fixed shifts).
+template <DType T>
+using DTypeTag = std::integral_constant<DType, T>;
+template <class Fn>
+decltype(auto) with_dtype(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::fp16: return fn(DTypeTag<DType::fp16>{});
+    case DType::bf16: return fn(DTypeTag<DType::bf16>{});
+    default: return fn(DTypeTag<DType::fp32>{});
+  }
 }
 
 // Round a double to the nearest value of type t (one rounding), returned as a double.

@@ -66,55 +66,58 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
   // The running maxima and the common count in locals (registers), stored once at the end.
   double max_reference_bound = 0, max_abs = 0, max_rel = 0, max_ulps = 0;
   std::int64_t count = 0, above_bound = 0, worst = -1;
-  actual.for_each_bits([&](std::size_t k, std::uint32_t a_bits) {
-    if (checked && !checked[k]) return;
-    ++count;
-    const double a = from_bits(dt, a_bits);
-    const double r = values[k];
-    const double beta = bounds ? bounds[k] : 0.0;
-    const double tol = tols ? tols[k] : uniform_tol;
-    if (bounds) {
-      max_reference_bound = std::max(max_reference_bound, std::isnan(beta) ? INFINITY : beta);
-      if (has_tol && !(beta <= opt.loose_fraction * tol)) ++m.loose_reference;
-    }
-    if (!(std::isfinite(a) && std::isfinite(r))) [[unlikely]] {
-      if (std::isnan(r)) {
-        ++m.nonfinite_reference;
-        if (!std::isnan(a)) ++m.nan_mismatch;
-        return;  // no error is known; the harness fails on nonfinite_reference
+  // The loop is instantiated per dtype (with_dtype), so decoding a's bits takes fixed shifts.
+  with_dtype(dt, [&](auto dt_const) {
+    actual.for_each_bits([&](std::size_t k, std::uint32_t a_bits) {
+      if (checked && !checked[k]) return;
+      ++count;
+      const double a = from_bits(dt_const, a_bits);
+      const double r = values[k];
+      const double beta = bounds ? bounds[k] : 0.0;
+      const double tol = tols ? tols[k] : uniform_tol;
+      if (bounds) {
+        max_reference_bound = std::max(max_reference_bound, std::isnan(beta) ? INFINITY : beta);
+        if (has_tol && !(beta <= opt.loose_fraction * tol)) ++m.loose_reference;
       }
-      if (std::isnan(a) || a != r) {  // NaN, or inf against finite or the other inf
-        ++(std::isnan(a) ? m.nan_mismatch : m.inf_mismatch);
-        if (m.first_mismatch_index < 0) m.first_mismatch_index = static_cast<std::int64_t>(k);
-        if (has_tol) ++above_bound;
+      if (!(std::isfinite(a) && std::isfinite(r))) [[unlikely]] {
+        if (std::isnan(r)) {
+          ++m.nonfinite_reference;
+          if (!std::isnan(a)) ++m.nan_mismatch;
+          return;  // no error is known; the harness fails on nonfinite_reference
+        }
+        if (std::isnan(a) || a != r) {  // NaN, or inf against finite or the other inf
+          ++(std::isnan(a) ? m.nan_mismatch : m.inf_mismatch);
+          if (m.first_mismatch_index < 0) m.first_mismatch_index = static_cast<std::int64_t>(k);
+          if (has_tol) ++above_bound;
+        }
+        return;  // a mismatch, or equal infinities (exact)
       }
-      return;  // a mismatch, or equal infinities (exact)
-    }
 
-    const double e = std::fabs(a - r);
-    if (e > max_abs || worst < 0) {
-      max_abs = e;
-      worst = static_cast<std::int64_t>(k);
-      m.worst_value = a;
-      m.worst_reference = r;
-    }
-    const double denom = std::max(std::fabs(r), opt.rel_floor);
-    // Divide only where e / denom may exceed the maximum so far (the margin covers the
-    // product's rounding, so the result is the same as dividing everywhere).
-    if (!(e < max_rel * denom * (1 - 0x1p-50))) {
-      const double rel = denom > 0 ? e / denom : (e > 0 ? INFINITY : 0.0);
-      max_rel = std::max(max_rel, rel);
-    }
-    sum_e2 += e * e;
-    sum_r2 += r * r;
-    // The exact distance only where the gate cannot rule out a new maximum.
-    if (e != 0 && static_cast<double>(ulp_bound(a, r, ulp_shift)) > max_ulps) {
-      const std::int64_t ulps =
-          std::llabs(ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a)) -
-                     ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
-      max_ulps = std::max(max_ulps, static_cast<double>(ulps));
-    }
-    if (has_tol && !(e - beta <= tol)) ++above_bound;
+      const double e = std::fabs(a - r);
+      if (e > max_abs || worst < 0) {
+        max_abs = e;
+        worst = static_cast<std::int64_t>(k);
+        m.worst_value = a;
+        m.worst_reference = r;
+      }
+      const double denom = std::max(std::fabs(r), opt.rel_floor);
+      // Divide only where e / denom may exceed the maximum so far (the margin covers the
+      // product's rounding, so the result is the same as dividing everywhere).
+      if (!(e < max_rel * denom * (1 - 0x1p-50))) {
+        const double rel = denom > 0 ? e / denom : (e > 0 ? INFINITY : 0.0);
+        max_rel = std::max(max_rel, rel);
+      }
+      sum_e2 += e * e;
+      sum_r2 += r * r;
+      // The exact distance only where the gate cannot rule out a new maximum.
+      if (e != 0 && static_cast<double>(ulp_bound(a, r, ulp_shift)) > max_ulps) {
+        const std::int64_t ulps =
+            std::llabs(ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a)) -
+                       ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
+        max_ulps = std::max(max_ulps, static_cast<double>(ulps));
+      }
+      if (has_tol && !(e - beta <= tol)) ++above_bound;
+    });
   });
   if (worst >= 0) {
     m.worst_index = worst;

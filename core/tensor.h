@@ -93,7 +93,9 @@ class HostTensor {
   // The same with each element's value (exact, as get()).
   template <class Fn>
   void for_each_value(Fn&& fn) const {
-    for_each_bits([&](std::size_t x, std::uint32_t b) { fn(x, from_bits(dtype_, b)); });
+    with_dtype(dtype_, [&](auto t) {
+      for_each_bits([&](std::size_t x, std::uint32_t b) { fn(x, from_bits(t, b)); });
+    });
   }
   // The shape()[3] values of row (i0, i1, i2) into out, exact (as get()), in one loop per dtype:
   // the conversion of whole inputs to doubles (reference, bounds, baselines).

@@ -181,7 +181,9 @@ TEST(Rng, FillNormalIsSuccessiveNormals) {
   for (std::int64_t n = 0; n <= 70; ++n)
     for (bool spare_before : {false, true}) {
       Rng one(1000 + static_cast<std::uint64_t>(n)), batch(1000 + static_cast<std::uint64_t>(n));
-      if (spare_before) EXPECT_EQ(one.normal(), batch.normal());
+      if (spare_before) {
+        EXPECT_EQ(one.normal(), batch.normal());
+      }
       std::vector<double> expected(static_cast<std::size_t>(n)), got(static_cast<std::size_t>(n));
       for (double& x : expected) x = one.normal();
       batch.fill_normal(got.data(), n);
