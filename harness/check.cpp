@@ -115,11 +115,11 @@ class ComparedMask {
 };
 
 // How one output treats the elements beyond the range: they leave the ordinary comparison where
-// it returned the signed inf (accepted) or a finite value at a certain overflow (counted; fails).
-// A finite value where the exact result certainly overflows is admitted when it lies within the
-// implementation's rigorous bound (`rigorous`; rule 2, as for the infinities judge_rigorous admits
-// from inside the range) and fails otherwise; without a bound (the naive baseline's elements,
-// which only set its compared mask) it is not admitted.
+// it returned the signed inf (accepted) or a finite value at a certain overflow (counted). That
+// finite value is admitted when it lies within the implementation's rigorous bound (`rigorous`;
+// rule 2, as for the infinities judge_rigorous admits from inside the range) and fails otherwise;
+// without a bound (the naive baseline's elements, which only set its compared mask) it counts as
+// failing.
 struct RangeOutcome {
   std::int64_t beyond = 0, as_inf = 0, finite = 0, finite_within_bound = 0;
 };
