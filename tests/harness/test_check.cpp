@@ -327,12 +327,7 @@ TEST(Check, FiniteValuesWhereTheExactResultOverflowsFail) {
 // (seed 1, case 12, shrunk); before the rule it failed as a silent wrong answer. The tight case
 // above is its twin: there the same kind of value fails.
 TEST(Check, FiniteValuesWithinTheRigorousBoundAreAdmittedBeyondTheRange) {
-  Case c;
-  c.impl = "naive";
-  c.backward = true;
-  c.problem.dtype = DType::fp16;
-  c.problem.heads_q = 2;
-  c.problem.heads_kv = 1;
+  Case c = beyond_fp16_range_case("naive");  // fp16, 2 query heads on 1 kv head, backward
   c.problem.seqlen_q = 23;
   c.problem.seqlen_k = 13;
   c.problem.head_dim = 8;
