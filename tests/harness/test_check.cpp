@@ -185,19 +185,24 @@ TEST(Check, NonFiniteInputsAreOutOfDomain) {
 // identical, so the softmax splits exactly between them and the exact dQ/dK reach beyond fp16's
 // range (|x| >= 65520 rounds to inf). The naive baseline computes those rows exactly enough that
 // every such element comes out as the correctly signed inf.
-Case beyond_fp16_range_case(const std::string& impl) {
+// fp16, 2 query heads on 1 kv head, forward and backward, at the given shape and logit scale.
+Case fp16_large_logits_case(const std::string& impl, std::int64_t seqlen_q, std::int64_t seqlen_k,
+                            std::int64_t head_dim, double logits, std::uint64_t seed) {
   Case c;
   c.impl = impl;
   c.backward = true;
   c.problem.dtype = DType::fp16;
   c.problem.heads_q = 2;
   c.problem.heads_kv = 1;
-  c.problem.seqlen_q = 24;
-  c.problem.seqlen_k = 20;
-  c.problem.head_dim = 4;
-  c.dist = Distribution{Distribution::Kind::large_logits, 1e18};
-  c.seed = 1;
+  c.problem.seqlen_q = seqlen_q;
+  c.problem.seqlen_k = seqlen_k;
+  c.problem.head_dim = head_dim;
+  c.dist = Distribution{Distribution::Kind::large_logits, logits};
+  c.seed = seed;
   return c;
+}
+Case beyond_fp16_range_case(const std::string& impl) {
+  return fp16_large_logits_case(impl, 24, 20, 4, 1e18, 1);
 }
 
 TEST(Check, ExactGradientsBeyondTheDtypeRangeAreOutOfDomainNotFail) {
@@ -327,14 +332,9 @@ TEST(Check, FiniteValuesWhereTheExactResultOverflowsFail) {
 // (seed 1, case 12, shrunk); before the rule it failed as a silent wrong answer. The tight case
 // above is its twin: there the same kind of value fails.
 TEST(Check, FiniteValuesWithinTheRigorousBoundAreAdmittedBeyondTheRange) {
-  Case c = beyond_fp16_range_case("naive");  // fp16, 2 query heads on 1 kv head, backward
-  c.problem.seqlen_q = 23;
-  c.problem.seqlen_k = 13;
-  c.problem.head_dim = 8;
+  Case c = fp16_large_logits_case("naive", 23, 13, 8, 5.67e11, 14888249407262028613ull);
   c.problem.window_left = 5;
   c.problem.window_right = 22;
-  c.dist = Distribution{Distribution::Kind::large_logits, 5.67e11};
-  c.seed = 14888249407262028613ull;
   const CheckRecord r = run_check(c);
   const TensorCheck& dk = tensor(r, "dK");
   EXPECT_EQ(r.verdict, Verdict::out_of_domain) << to_table(r);
