@@ -101,8 +101,8 @@ struct Row {
 class GroupBounds {
  public:
   GroupBounds(const Problem& p, const Inputs& in, const ArithmeticConstants& k, bool backward,
-              ImplementationBounds& out)
-      : p_(p), in_(in), k_(k), backward_(backward), out_(out),
+              const std::vector<double>* d_error, ImplementationBounds& out)
+      : p_(p), in_(in), k_(k), backward_(backward), d_error_(d_error), out_(out),
         mask_{p.mask_offset(), p.window_left, p.window_right},
         d_(p.head_dim), dot_len_(ceil_div(p.head_dim, k.dot_block) * k.dot_block),
         sig_(std::fabs(static_cast<double>(p.softmax_scale()))),
@@ -119,7 +119,7 @@ class GroupBounds {
       in_.v.read_row(b, j, hk, val_.data() + j * d);
     }
     if (backward_) {
-      for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
+      for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_, &acc_pdq_}) acc->assign(sk * d, 0);
       rows_seeing_.assign(sk, 0);
       column_unbounded_.assign(sk, 0);
     }
@@ -352,6 +352,7 @@ class GroupBounds {
       dd_err += std::max(r.p_up[x] - r.p_mid[x], r.p_mid[x] - r.p_lo[x]) * dp_abs[x] + r.p_mid[x] * g53 * dp_abs[x];
     }
     dd_err += gam(nd, 0x1p-53) * dd_abs + 0x1p-1000;
+    const double d_given_err = d_error_ ? (*d_error_)[static_cast<std::size_t>((b * p_.heads_q + h) * p_.seqlen_q + i)] : 0;
 
     // (B1) |P^ - P| for the fp32 P (flash dS) and the P rounded to the dtype (dV; naive: both).
     std::vector<double>&p_err = scratch(p_err_, n), &ph_err = scratch(ph_err_, n), &p_hat = scratch(p_hat_, n),
@@ -414,36 +415,41 @@ class GroupBounds {
     // (B5) dQ_c = scale sum_j dS_j k_jc.
     const double g_q = k_.flash ? gam_products(nd + ceil_div(p_.seqlen_k, 16) + 2, k_, k_.sum_eta)
                                 : gam_products(nd, k_, u);
-    col_err_.assign(d, 0), col_mag_.assign(d, 0);  // key-major: rows of K in the inner loop
+    col_err_.assign(d, 0), col_mag_.assign(d, 0), col_abs_.assign(d, 0);  // key-major: rows of K inner
     // The per-key factors in locals and the rows as restrict pointers: the column loops vectorise.
     double* __restrict cerr = col_err_.data();
     double* __restrict cmag = col_mag_.data();
+    double* __restrict cpk = col_abs_.data();  // sum_j P_j |k_jc|
     for (std::int64_t x = 0; x < n; ++x) {
       const double* __restrict kx = &key_[r.keys[x] * d];
-      const double sx = sigma[x], ux = ds_up[x];
+      const double sx = sigma[x], ux = ds_up[x], px = r.p_up[x];
       for (std::int64_t c = 0; c < d; ++c) {
         const double a = std::fabs(kx[c]);
-        cerr[c] += sx * a, cmag[c] += ux * a;
+        cerr[c] += sx * a, cmag[c] += ux * a, cpk[c] += px * a;
       }
     }
-    for (std::int64_t c = 0; c < d; ++c)  // + underflowing products
+    for (std::int64_t c = 0; c < d; ++c) {  // + underflowing products
       out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(col_err_[c] + nd * fl, col_mag_[c], g_q);
+      out_.dq_from_d_error[o_index(b, i, h, c)] = sig_ * d_given_err * col_abs_[c];
+    }
     // (B6) contributions to dK_jc = scale sum_i dS_ij q_ic and dV_jc = sum_i P_ij dO_ic.
     for (std::int64_t x = 0; x < n; ++x) {
       const std::int64_t j = r.keys[x];
       ++rows_seeing_[j];
-      const double sx = sigma[x], ux = ds_up[x], ex = ph_err[x], hx = ph_hat[x];
+      const double sx = sigma[x], ux = ds_up[x], ex = ph_err[x], hx = ph_hat[x], px = r.p_up[x] * d_given_err;
       const double *__restrict q = q_.data(), *__restrict dout = dout_.data();
       double* __restrict sq = acc_sq_.data() + j * d;
       double* __restrict dsq = acc_dsq_.data() + j * d;
       double* __restrict pdo = acc_pdo_.data() + j * d;
       double* __restrict phdo = acc_phdo_.data() + j * d;
+      double* __restrict pdq = acc_pdq_.data() + j * d;
       for (std::int64_t c = 0; c < d; ++c) {
         const double aq = std::fabs(q[c]), ado = std::fabs(dout[c]);
         sq[c] += sx * aq;
         dsq[c] += ux * aq;
         pdo[c] += ex * ado;
         phdo[c] += hx * ado;
+        pdq[c] += px * aq;
       }
     }
   }
@@ -481,6 +487,7 @@ class GroupBounds {
           continue;
         }
         out_.dk[at] = scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
+        out_.dk_from_d_error[at] = sig_ * acc_pdq_[a];
         const double e = acc_pdo_[a] + g_k * acc_phdo_[a] + underflow;
         out_.dv[at] = e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs;
       }
@@ -491,6 +498,7 @@ class GroupBounds {
   const Inputs& in_;
   const ArithmeticConstants& k_;
   bool backward_;
+  const std::vector<double>* d_error_;
   ImplementationBounds& out_;
   algo::WindowMask<std::int64_t> mask_;
   std::int64_t d_, dot_len_;
@@ -509,6 +517,7 @@ class GroupBounds {
   std::vector<double> key_, val_, q_, dout_;
   std::vector<double> col_mag_, col_err_, col_abs_, col_min_, col_max_;  // per-column scratch
   std::vector<double> acc_sq_, acc_dsq_, acc_pdo_, acc_phdo_;
+  std::vector<double> acc_pdq_;  // sum_i P_ij e_i |q_ic| (dk_from_d_error)
   std::vector<std::int64_t> rows_seeing_;
   std::vector<std::uint8_t> column_unbounded_;
 };
@@ -533,27 +542,32 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward) {
     out.dq.assign(numel(p.q_shape()), kInf);
     out.dk.assign(numel(p.kv_shape()), kInf);
     out.dv.assign(numel(p.kv_shape()), kInf);
+    out.dq_from_d_error.assign(numel(p.q_shape()), 0);
+    out.dk_from_d_error.assign(numel(p.kv_shape()), 0);
   }
   return out;
 }
 
 ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
-                                           bool backward, int threads) {
+                                           bool backward, int threads, const std::vector<double>* d_error) {
   if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   require_shape(in.q, p.q_shape(), "Q");
   require_shape(in.k, p.kv_shape(), "K");
   require_shape(in.v, p.kv_shape(), "V");
   if (backward) require_shape(in.dout, p.q_shape(), "dO");
+  if (d_error && d_error->size() != static_cast<std::size_t>(p.batch * p.heads_q * p.seqlen_q))
+    throw std::invalid_argument("implementation_bounds: d_error has the wrong size");
   const ArithmeticConstants k = constants_for(model, p.dtype);
   ImplementationBounds out = infinite_bounds(p, backward);
   parallel_for(
       p.batch * p.heads_kv,
       [&](std::int64_t item) {
-        GroupBounds group(p, in, k, backward, out);
+        GroupBounds group(p, in, k, backward, d_error, out);
         group.run(item / p.heads_kv, item % p.heads_kv);
       },
       threads);
-  for (auto* v : {&out.o, &out.lse, &out.dq, &out.dk, &out.dv}) finalize(*v);
+  for (auto* v : {&out.o, &out.lse, &out.dq, &out.dk, &out.dv, &out.dq_from_d_error, &out.dk_from_d_error})
+    finalize(*v);
   return out;
 }
 

@@ -20,6 +20,12 @@ namespace flashproof::bounds {
 // gradients; keys no row sees: dK = dV = 0).
 struct ImplementationBounds {
   std::vector<double> o, lse, dq, dk, dv;  // dq, dk, dv empty without backward
+  // Backward, given an error e_i of D_i = rowsum(dO * O) per query row: the share of dQ and dK
+  // that those errors carry, |scale| e_i sum_j P_ij |k_jc| for dQ and |scale| sum_i P_ij e_i |q_ic|
+  // for dK (P from its upper bounds). A backward that forms D from the O it is given (the flash
+  // model) carries that O's error there; rule 3 allows for it (harness/check.h). All 0 without
+  // d_error; 0 where the row or column is unbounded; empty without backward.
+  std::vector<double> dq_from_d_error, dk_from_d_error;
 };
 
 // Every bound +inf (no element certified), sized for p: what the harness uses outside SPEC's valid
@@ -29,7 +35,10 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward);
 // Inputs in p.dtype (core/generators.h). The backward bounds take the implementation's own
 // forward outputs as their inputs, as the harness runs it, so they include the forward's bounds.
 // Throws std::invalid_argument for an invalid problem or mismatched shapes.
+// d_error: e_i per query row, indexed like LSE ([b, hq, sq]); only for dq_from_d_error and
+// dk_from_d_error.
 ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
-                                           bool backward, int threads = 0);
+                                           bool backward, int threads = 0,
+                                           const std::vector<double>* d_error = nullptr);
 
 }  // namespace flashproof::bounds

@@ -155,7 +155,9 @@ Outcome accuracy_regression(AttentionImpl& impl, const Case& c) {
     }
     if (t.errors.above_bound > t.errors.nan_mismatch + t.errors.inf_mismatch)
       return fail(t.name + ": max error " + exact(t.errors.max_abs) + " above " + exact(t.tolerance) +
-                  " (k x naive baseline error " + exact(t.baseline_errors.max_abs) + " + rounding floor)");
+                  " (k x (naive baseline error " + exact(t.baseline_errors.max_abs) +
+                  (t.d_error_share > 0 ? " + the given O's share of D " + exact(t.d_error_share) : std::string()) +
+                  ") + rounding floor)");
   }
   if (skipped) return holds_with("O and gradients not judged: |LSE| beyond the rule's range");
   return holds_with(r->in_domain ? "in domain" : "result beyond the dtype's range");
@@ -572,7 +574,7 @@ const std::vector<Property>& all_properties() {
   static const std::vector<Property> list = {
       {"differential", "every element within its rigorous bound, no NaN/inf where the reference is finite, no finite value where it overflows", MaskChoice::any,
        true, differential, always},
-      {"accuracy-regression", "error <= k x the naive baseline's + rounding floor (k = 2 forward, 3 backward)",
+      {"accuracy-regression", "error <= k x the naive baseline's (dQ, dK of a flash backward: + the given O's share of D) + rounding floor (k = 2 forward, 3 backward)",
        MaskChoice::any, true, accuracy_regression, always},
       {"key-value-permutation", "permuting keys and values jointly leaves O and LSE unchanged (no mask)",
        MaskChoice::none, false, key_value_permutation, always},

@@ -203,6 +203,50 @@ TEST(ImplementationBounds, RuleAloneCatchesTheWrongFlawedBaselines) {
   }
 }
 
+// The shares of a per-row error of D in dQ and dK against a plain double computation of
+// |scale| e_i sum_j P_ij |k_jc| and |scale| sum_i P_ij e_i |q_ic|: from P's upper bounds, so at
+// least these and within 2^-14 of them (the evaluation margin is 2^-16); zero without d_error.
+TEST(ImplementationBounds, SharesOfAnErrorOfDArePWeightedKeysAndQueries) {
+  Problem p = small_problem(DType::fp16, 9, 11, 5);
+  p.window_right = 0;  // causal: rows see 3..11 keys
+  const Inputs in = generate_inputs(p, Distribution{}, 7);
+  const std::int64_t hq = p.heads_q, sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim;
+  std::vector<double> e(static_cast<std::size_t>(hq * sq));
+  for (std::size_t x = 0; x < e.size(); ++x) e[x] = 1e-3 * static_cast<double>(x % 5 + 1);
+  const bounds::ImplementationBounds without = bounds::implementation_bounds(p, in, ArithmeticModel::flash, true);
+  for (double v : without.dq_from_d_error) EXPECT_EQ(v, 0);
+  const bounds::ImplementationBounds b = bounds::implementation_bounds(p, in, ArithmeticModel::flash, true, 0, &e);
+  const double scale = p.softmax_scale();
+  std::vector<double> dk_share(static_cast<std::size_t>(sk * d), 0.0);
+  for (std::int64_t h = 0; h < hq; ++h)
+    for (std::int64_t i = 0; i < sq; ++i) {
+      std::vector<double> w(sk, 0.0);
+      double top = -INFINITY, sum = 0;
+      for (std::int64_t j = 0; j <= i + sk - sq; ++j) {
+        for (std::int64_t c = 0; c < d; ++c) w[j] += in.q.get(0, i, h, c) * in.k.get(0, j, 0, c);
+        top = std::max(top, w[j] *= scale);
+      }
+      for (std::int64_t j = 0; j <= i + sk - sq; ++j) sum += w[j] = std::exp(w[j] - top);
+      const double ei = e[static_cast<std::size_t>(h * sq + i)];
+      for (std::int64_t c = 0; c < d; ++c) {
+        double pk = 0;
+        for (std::int64_t j = 0; j <= i + sk - sq; ++j) {
+          pk += w[j] / sum * std::fabs(in.k.get(0, j, 0, c));
+          dk_share[static_cast<std::size_t>(j * d + c)] += scale * w[j] / sum * ei * std::fabs(in.q.get(0, i, h, c));
+        }
+        const double got = b.dq_from_d_error[static_cast<std::size_t>((i * hq + h) * d + c)];
+        EXPECT_GE(got, scale * ei * pk);
+        EXPECT_LE(got, scale * ei * pk * (1 + 0x1p-14)) << i << " " << h << " " << c;
+      }
+    }
+  for (std::size_t x = 0; x < dk_share.size(); ++x) {
+    EXPECT_GE(b.dk_from_d_error[x], dk_share[x]);
+    EXPECT_LE(b.dk_from_d_error[x], dk_share[x] * (1 + 0x1p-14)) << x;
+  }
+  std::vector<double> wrong_size(3);
+  EXPECT_THROW(bounds::implementation_bounds(p, in, ArithmeticModel::flash, true, 0, &wrong_size), std::invalid_argument);
+}
+
 TEST(ImplementationBounds, MismatchedInputsAreOneLineErrors) {
   const Problem p = small_problem(DType::fp16, 4, 4, 8);
   Inputs in = generate_inputs(p, Distribution{}, 1);
