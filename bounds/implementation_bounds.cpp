@@ -119,7 +119,8 @@ class GroupBounds {
       in_.v.read_row(b, j, hk, val_.data() + j * d);
     }
     if (backward_) {
-      for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_, &acc_pdq_}) acc->assign(sk * d, 0);
+      for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
+      if (d_error_) acc_pdq_.assign(sk * d, 0);
       rows_seeing_.assign(sk, 0);
       column_unbounded_.assign(sk, 0);
     }
@@ -352,7 +353,6 @@ class GroupBounds {
       dd_err += std::max(r.p_up[x] - r.p_mid[x], r.p_mid[x] - r.p_lo[x]) * dp_abs[x] + r.p_mid[x] * g53 * dp_abs[x];
     }
     dd_err += gam(nd, 0x1p-53) * dd_abs + 0x1p-1000;
-    const double d_given_err = d_error_ ? (*d_error_)[static_cast<std::size_t>((b * p_.heads_q + h) * p_.seqlen_q + i)] : 0;
 
     // (B1) |P^ - P| for the fp32 P (flash dS) and the P rounded to the dtype (dV; naive: both).
     std::vector<double>&p_err = scratch(p_err_, n), &ph_err = scratch(ph_err_, n), &p_hat = scratch(p_hat_, n),
@@ -415,43 +415,59 @@ class GroupBounds {
     // (B5) dQ_c = scale sum_j dS_j k_jc.
     const double g_q = k_.flash ? gam_products(nd + ceil_div(p_.seqlen_k, 16) + 2, k_, k_.sum_eta)
                                 : gam_products(nd, k_, u);
-    col_err_.assign(d, 0), col_mag_.assign(d, 0), col_abs_.assign(d, 0);  // key-major: rows of K inner
+    col_err_.assign(d, 0), col_mag_.assign(d, 0);  // key-major: rows of K in the inner loop
     // The per-key factors in locals and the rows as restrict pointers: the column loops vectorise.
     double* __restrict cerr = col_err_.data();
     double* __restrict cmag = col_mag_.data();
-    double* __restrict cpk = col_abs_.data();  // sum_j P_j |k_jc|
     for (std::int64_t x = 0; x < n; ++x) {
       const double* __restrict kx = &key_[r.keys[x] * d];
-      const double sx = sigma[x], ux = ds_up[x], px = r.p_up[x];
+      const double sx = sigma[x], ux = ds_up[x];
       for (std::int64_t c = 0; c < d; ++c) {
         const double a = std::fabs(kx[c]);
-        cerr[c] += sx * a, cmag[c] += ux * a, cpk[c] += px * a;
+        cerr[c] += sx * a, cmag[c] += ux * a;
       }
     }
-    for (std::int64_t c = 0; c < d; ++c) {  // + underflowing products
+    for (std::int64_t c = 0; c < d; ++c)  // + underflowing products
       out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(col_err_[c] + nd * fl, col_mag_[c], g_q);
-      out_.dq_from_d_error[o_index(b, i, h, c)] = sig_ * d_given_err * col_abs_[c];
-    }
     // (B6) contributions to dK_jc = scale sum_i dS_ij q_ic and dV_jc = sum_i P_ij dO_ic.
     for (std::int64_t x = 0; x < n; ++x) {
       const std::int64_t j = r.keys[x];
       ++rows_seeing_[j];
-      const double sx = sigma[x], ux = ds_up[x], ex = ph_err[x], hx = ph_hat[x], px = r.p_up[x] * d_given_err;
+      const double sx = sigma[x], ux = ds_up[x], ex = ph_err[x], hx = ph_hat[x];
       const double *__restrict q = q_.data(), *__restrict dout = dout_.data();
       double* __restrict sq = acc_sq_.data() + j * d;
       double* __restrict dsq = acc_dsq_.data() + j * d;
       double* __restrict pdo = acc_pdo_.data() + j * d;
       double* __restrict phdo = acc_phdo_.data() + j * d;
-      double* __restrict pdq = acc_pdq_.data() + j * d;
       for (std::int64_t c = 0; c < d; ++c) {
         const double aq = std::fabs(q[c]), ado = std::fabs(dout[c]);
         sq[c] += sx * aq;
         dsq[c] += ux * aq;
         pdo[c] += ex * ado;
         phdo[c] += hx * ado;
-        pdq[c] += px * aq;
       }
     }
+    if (d_error_) d_error_shares(b, h, i, r);
+  }
+
+  // The shares of D's error e_i in this row's dQ and, accumulated per key, in dK
+  // (ImplementationBounds::dq_from_d_error).
+  void d_error_shares(std::int64_t b, std::int64_t h, std::int64_t i, const Row& r) {
+    const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
+    const double e = (*d_error_)[static_cast<std::size_t>((b * p_.heads_q + h) * p_.seqlen_q + i)];
+    col_abs_.assign(d, 0);
+    double* __restrict pk = col_abs_.data();  // sum_j P_j |k_jc|
+    const double* __restrict q = q_.data();
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double* __restrict kx = &key_[r.keys[x] * d];
+      double* __restrict pq = acc_pdq_.data() + r.keys[x] * d;
+      const double px = r.p_up[x], pe = px * e;
+      for (std::int64_t c = 0; c < d; ++c) {
+        pk[c] += px * std::fabs(kx[c]);
+        pq[c] += pe * std::fabs(q[c]);
+      }
+    }
+    for (std::int64_t c = 0; c < d; ++c) out_.dq_from_d_error[o_index(b, i, h, c)] = sig_ * e * col_abs_[c];
   }
 
   // An intermediate may exceed the dtype's range: the model gives no bound for the row's dQ and
@@ -487,7 +503,7 @@ class GroupBounds {
           continue;
         }
         out_.dk[at] = scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
-        out_.dk_from_d_error[at] = sig_ * acc_pdq_[a];
+        if (d_error_) out_.dk_from_d_error[at] = sig_ * acc_pdq_[a];
         const double e = acc_pdo_[a] + g_k * acc_phdo_[a] + underflow;
         out_.dv[at] = e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs;
       }
