@@ -351,13 +351,9 @@ TEST(Check, FiniteValuesWithinTheRigorousBoundAreAdmittedBeyondTheRange) {
 // label): the two keys share one large direction, so the exact dQ cancels while the rounding of
 // the O that an FA backward forms D = rowsum(dO * O) from does not.
 Case d_cancelling_case(const std::string& impl) {
-  Case c;
-  c.impl = impl;
-  c.backward = true;
-  c.problem.seqlen_q = 1;
-  c.problem.seqlen_k = 2;
-  c.problem.head_dim = 7;
-  c.problem.window_right = 0;
+  Case c = small_case(impl, true);  // causal
+  c.problem.heads_q = 1;
+  c.problem.seqlen_q = 1, c.problem.seqlen_k = 2, c.problem.head_dim = 7;
   c.dist = Distribution{Distribution::Kind::growing_max, 2};
   c.seed = 76139503;
   return c;
