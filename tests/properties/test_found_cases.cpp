@@ -34,14 +34,20 @@ Outcome run(const std::string& property, const Case& c) {
   return p->check(*impl, c);
 }
 
+// The property that found the case holds on it now, and so does `differential` (rules 1 and 2).
+void expect_holds_with_differential(const std::string& property, const Case& c) {
+  const Outcome o = run(property, c);
+  EXPECT_TRUE(o.holds) << property << ": " << o.why;
+  const Outcome d = run("differential", c);
+  EXPECT_TRUE(d.holds) << "differential: " << d.why;
+}
+
 // fa1 returns finite dK at 2 elements whose exact value passes 65520, within its rigorous bound
 // of 7e6 (logits 1e10): admitted since the overflow rule consults the bound (cd38bd4).
 TEST(FoundCases, FiniteWithinTheBoundWhereTheExactDkOverflows) {
   const Case c = found_case("fa1", DType::fp16, 3, 33, 33, 1,
                             Distribution{Distribution::Kind::large_logits, 1e10}, 103500760);
-  const Outcome o = run("tile-independence", c);
-  EXPECT_TRUE(o.holds) << o.why;
-  EXPECT_TRUE(run("differential", c).holds);
+  expect_holds_with_differential("tile-independence", c);
 }
 
 // Subnormal bf16: the difference quotient of the loss cancels past 256 bits; the gradient check
@@ -75,9 +81,7 @@ TEST(FoundCases, GradientCheckWhereRule3DoesNotApply) {
 TEST(FoundCases, DFromTheRoundedOutputWhereDsCancels) {
   const Case c = found_case("fa2-deterministic", DType::fp16, 1, 1, 2, 7,
                             Distribution{Distribution::Kind::growing_max, 2}, 76139503);
-  const Outcome o = run("accuracy-regression", c);
-  EXPECT_TRUE(o.holds) << o.why;
-  EXPECT_TRUE(run("differential", c).holds);
+  expect_holds_with_differential("accuracy-regression", c);
 }
 
 }  // namespace
