@@ -8,65 +8,19 @@
 #include <vector>
 
 #include "bounds/implementation_bounds.h"
+#include "properties/finite_difference.h"
+#include "reference/arith.h"
 #include "reference/dense_inputs.h"
-#include "reference/instantiations.h"
 
 namespace flashproof::properties {
 namespace {
 
 using reference::DenseInputs;
 using reference::DenseRows;
-using reference::MpfrReal;
-
 constexpr unsigned kBits = 256, kMaxBits = 4096;
-
-// L = sum(O * dO) at the MPFR precision in scope, O from the MPFR engine, with a bound on
-// |L - exact L|: the engine's bound on each O element times |dO|, plus the rounding of the
-// products and of the sum (gamma_2N of their magnitude); the double sums of the bound are covered
-// by the final 2^-20.
-struct Loss {
-  MpfrReal value;
-  double error;
-};
-Loss loss(const DenseInputs& in, const reference::MpfrPrecision& precision) {
-  reference::EngineOutput<MpfrReal> out;
-  reference::allocate(in.p, false, out);
-  const Problem& p = in.p;
-  reference::run_forward<MpfrReal>(in, precision.model(),
-                                   std::vector<std::uint8_t>(static_cast<std::size_t>(p.batch * p.heads_q * p.seqlen_q), 1),
-                                   out, 1, reference::Mutation::none);
-  MpfrReal sum = 0;
-  double error = 0, magnitude = 0;
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t i = 0; i < p.seqlen_q; ++i)
-      for (std::int64_t h = 0; h < p.heads_q; ++h)
-        for (std::int64_t d = 0; d < p.head_dim; ++d) {
-          const auto x = static_cast<std::size_t>(((b * p.seqlen_q + i) * p.heads_q + h) * p.head_dim + d);
-          const double dout = in.dout.row(b, h, i)[d];
-          const MpfrReal term = out.o[x] * MpfrReal(dout);
-          sum += term;
-          error += out.o_err[x] * std::fabs(dout);
-          magnitude += std::fabs(static_cast<double>(term));
-        }
-  const double terms = static_cast<double>(out.o.size());
-  return {sum, (error + reference::gamma_n(2 * terms + 2, precision.model().u) * magnitude) * (1 + 0x1p-20)};
-}
-
-// (L(x + h u) - L(x - h u)) / 2h at `bits`, with a bound on its error from evaluating L (not the
-// truncation error of the difference quotient: h is chosen far below the data).
-struct Difference {
-  double value, error;
-};
-Difference central_difference(const DenseInputs& base, DenseRows DenseInputs::*rows, const std::vector<double>& dir,
-                              double h, unsigned bits) {
-  const reference::MpfrPrecision precision(bits);
-  const Loss plus = loss(reference::perturbed(base, rows, dir, h), precision);
-  const Loss minus = loss(reference::perturbed(base, rows, dir, -h), precision);
-  const double value = static_cast<double>((plus.value - minus.value) / MpfrReal(2 * h));
-  // The subtraction and the division round at `bits`, the conversion to double once more.
-  const double rounding = (4 * precision.model().u + 0x1p-53) * std::fabs(value);
-  return {value, ((plus.error + minus.error) / (2 * h) + rounding) * (1 + 0x1p-20)};
-}
+// The step starts 2^-30 below the largest element and shrinks, by at most 2^-60 more, until the
+// difference quotient's truncation bound fits an eighth of the allowance.
+constexpr int kFirstStep = -30, kLastStep = -90;
 
 // x + y is exact in double (TwoSum's error term is 0).
 bool exact_sum(double x, double y) {
@@ -107,54 +61,72 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
     double largest = 0;
     for (double x : rows.data) largest = std::max(largest, std::fabs(x));
     if (largest == 0) continue;
-    // h 2^-30 below the largest element: the difference quotient's error (h^2 |L'''| / 6) is far
-    // below what is compared, and most perturbed values stay exact in double.
-    const double h = std::ldexp(1.0, std::ilogb(largest) - 30);
-    std::vector<double> dir(rows.data.size());
-    for (std::size_t x = 0; x < dir.size(); ++x) {
-      dir[x] = static_cast<double>(rng() % 3) - 1;
-      if (!exact_sum(rows.data[x], h * dir[x]) || !exact_sum(rows.data[x], -h * dir[x])) dir[x] = 0;
-    }
-    double analytic = 0, mass = 0, weight = 0, bound_sum = 0;
-    for (std::int64_t b = 0; b < p.batch; ++b)
-      for (std::int64_t hh = 0; hh < rows.heads; ++hh)
-        for (std::int64_t s = 0; s < rows.seqlen; ++s)
-          for (std::int64_t d = 0; d < p.head_dim; ++d) {
-            const double u = dir[static_cast<std::size_t>(((b * rows.heads + hh) * rows.seqlen + s) * p.head_dim + d)];
-            const double g = t.gradient->get(b, s, hh, d);
-            analytic += g * u;
-            mass += std::fabs(g * u);
-            weight += std::fabs(u);
-            if (u != 0) bound_sum += (*t.bound)[static_cast<std::size_t>(((b * rows.seqlen + s) * rows.heads + hh) * p.head_dim + d)];
-          }
     const TensorCheck* check = nullptr;
     for (const TensorCheck& x : record.tensors)
       if (x.name == t.name) check = &x;
     if (check == nullptr) return {false, std::string("the check has no ") + t.name, {}};
-    // The accuracy tolerance where rule 3 applies; beyond its range (logits so large that their
-    // fp32 rounding moves P) the tolerance means nothing, and a gradient within its rigorous
-    // bound B can be off by sum |u| B from the exact one.
-    const double spread = check->regression_applies ? check->tolerance * weight : bound_sum * (1 + 0x1p-20);
-    if (!std::isfinite(spread)) {
-      tags.push_back(std::string(t.name) + " not judged (no finite bound)");
+    // The direction's pattern is drawn once; each step leaves out the elements it cannot perturb
+    // exactly in double.
+    std::vector<double> pattern(rows.data.size()), dir(rows.data.size());
+    for (double& x : pattern) x = static_cast<double>(rng() % 3) - 1;
+    double h = 0, analytic = 0, budget = 0;
+    std::string not_judged;
+    for (int step = kFirstStep;;) {
+      h = std::ldexp(1.0, std::ilogb(largest) + step);
+      for (std::size_t x = 0; x < dir.size(); ++x)
+        dir[x] = exact_sum(rows.data[x], h * pattern[x]) && exact_sum(rows.data[x], -h * pattern[x]) ? pattern[x] : 0;
+      double mass = 0, weight = 0, bound_sum = 0;
+      analytic = 0;
+      for (std::int64_t b = 0; b < p.batch; ++b)
+        for (std::int64_t hh = 0; hh < rows.heads; ++hh)
+          for (std::int64_t s = 0; s < rows.seqlen; ++s)
+            for (std::int64_t d = 0; d < p.head_dim; ++d) {
+              const double u = dir[static_cast<std::size_t>(((b * rows.heads + hh) * rows.seqlen + s) * p.head_dim + d)];
+              const double g = t.gradient->get(b, s, hh, d);
+              analytic += g * u;
+              mass += std::fabs(g * u);
+              weight += std::fabs(u);
+              if (u != 0) bound_sum += (*t.bound)[static_cast<std::size_t>(((b * rows.seqlen + s) * rows.heads + hh) * p.head_dim + d)];
+            }
+      // The accuracy tolerance where rule 3 applies; beyond its range (logits so large that their
+      // fp32 rounding moves P) the tolerance means nothing, and a gradient within its rigorous
+      // bound B can be off by sum |u| B from the exact one.
+      const double spread = check->regression_applies ? check->tolerance * weight : bound_sum * (1 + 0x1p-20);
+      if (!std::isfinite(spread)) {
+        not_judged = " not judged (no finite bound)";
+        break;
+      }
+      // <g, u> rounds in its sum only (g u is exact for u in {-1, 0, 1}).
+      budget = spread + reference::gamma_n(static_cast<double>(dir.size()) + 2, 0x1p-53) * mass + 1e-300;
+      const double truncation = difference_truncation_bound(base, t.rows, dir, h);
+      if (truncation <= budget / 8) break;
+      // The bound goes as h^2: shrink h by as many powers of two as that takes.
+      const double excess = truncation / (budget / 8);
+      step -= std::isfinite(excess) ? std::max(1, static_cast<int>(std::ceil(std::log2(excess) / 2))) : kFirstStep - kLastStep + 1;
+      if (step < kLastStep || std::ldexp(1.0, std::ilogb(largest) + step) == 0) {
+        not_judged = " not judged (the difference quotient's truncation bound exceeds the allowance at every step)";
+        break;
+      }
+    }
+    if (!not_judged.empty()) {
+      tags.push_back(t.name + not_judged);
       continue;
     }
-    const double budget = spread + 0x1p-40 * mass + 1e-300;
     // L's own error enters the difference divided by 2h. Where it would take more than an eighth
     // of the budget (a gradient tiny against the loss, e.g. subnormal data, cancels more than
     // 256 bits), L is evaluated again with as many more bits as that takes, up to kMaxBits.
     unsigned bits = kBits;
-    Difference fd = central_difference(base, t.rows, dir, h, bits);
-    while (!(fd.error <= budget / 8) && std::isfinite(fd.error) && bits < kMaxBits) {
-      bits = std::min(kMaxBits, bits + static_cast<unsigned>(std::ceil(std::log2(fd.error / (budget / 8)))) + 16);
+    CentralDifference fd = central_difference(base, t.rows, dir, h, bits);
+    while (!(fd.evaluation <= budget / 8) && std::isfinite(fd.evaluation) && bits < kMaxBits) {
+      bits = std::min(kMaxBits, bits + static_cast<unsigned>(std::ceil(std::log2(fd.evaluation / (budget / 8)))) + 16);
       fd = central_difference(base, t.rows, dir, h, bits);
     }
-    if (!(fd.error <= budget / 8)) {
+    if (!(fd.evaluation <= budget / 8)) {
       tags.push_back(std::string(t.name) + " not judged (the finite difference needs more than " +
                      std::to_string(kMaxBits) + " bits)");
       continue;
     }
-    const double allowed = budget + fd.error;
+    const double allowed = budget + fd.evaluation + fd.truncation;
     if (!std::isfinite(analytic) || !(std::fabs(analytic - fd.value) <= allowed))
       return {false,
               std::string(t.name) + ": <" + t.name + ", u> = " + exact(analytic) + " but the reference's finite difference is " +

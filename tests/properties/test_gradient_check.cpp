@@ -1,0 +1,63 @@
+// The gradient check (properties/gradient_check.h) shrinks its step where the difference
+// quotient's certified truncation bound would not fit the allowance, so that the allowance it
+// judges with stays the tensor's own.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernels/registry.h"
+#include "properties/gradient_check.h"
+
+namespace flashproof::properties {
+namespace {
+
+// The naive baseline with dK multiplied by a factor: a backward wrong in dK alone.
+class ScaledDk final : public AttentionImpl {
+ public:
+  explicit ScaledDk(double factor) : factor_(factor) {}
+  std::string name() const override { return "naive-scaled-dk"; }
+  std::string description() const override { return "deliberately broken"; }
+  std::string where() const override { return naive().where(); }
+  std::string unsupported_reason(const Problem& p, bool b) const override { return naive().unsupported_reason(p, b); }
+  ArithmeticModel arithmetic_model() const override { return naive().arithmetic_model(); }
+  void forward(const Problem& p, const ForwardArgs& a) override { naive().forward(p, a); }
+  void backward(const Problem& p, const BackwardArgs& a) override {
+    naive().backward(p, a);
+    for (std::int64_t b = 0; b < p.batch; ++b)
+      for (std::int64_t j = 0; j < p.seqlen_k; ++j)
+        for (std::int64_t h = 0; h < p.heads_kv; ++h)
+          for (std::int64_t c = 0; c < p.head_dim; ++c) a.dk.set(b, j, h, c, a.dk.get(b, j, h, c) * factor_);
+  }
+
+ private:
+  static AttentionImpl& naive() { return *find_implementation("naive"); }
+  double factor_;
+};
+
+// fp32, one dominant key (the property suite's random seed 779 drew it): <dK, u> is about 5700
+// times dK's allowance, and at the first step, 2^-30 of the largest key element, the truncation
+// bound is 15 times that allowance. dK off by 2^-10 is 5.5 allowances off: caught once the step
+// has shrunk so that the bound fits an eighth of the allowance, not with the first step's bound
+// added. The baseline itself holds.
+TEST(GradientCheck, ShrinksTheStepUntilTheTruncationBoundFits) {
+  Case c;
+  c.impl = "naive";
+  c.backward = true;
+  c.problem.dtype = DType::fp32;
+  c.problem.heads_q = 2;
+  c.problem.seqlen_q = 255;
+  c.problem.seqlen_k = 63;
+  c.problem.head_dim = 1;
+  c.dist = Distribution{Distribution::Kind::dominant_key, 0};
+  c.seed = 333989917;
+  const Outcome baseline = gradient_finite_differences(*find_implementation("naive"), c);
+  EXPECT_TRUE(baseline.holds) << baseline.why;
+  EXPECT_TRUE(baseline.tags.empty()) << baseline.tags.front();
+  ScaledDk off(1 + 0x1p-10);
+  const Outcome wrong = gradient_finite_differences(off, c);
+  EXPECT_FALSE(wrong.holds);
+  EXPECT_EQ(wrong.why.rfind("dK:", 0), 0u) << wrong.why;
+}
+
+}  // namespace
+}  // namespace flashproof::properties
