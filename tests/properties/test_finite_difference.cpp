@@ -24,14 +24,9 @@ using reference::MpfrReal;
 struct SigmoidCase {
   Problem p;
   HostTensor q, k, v, dout;
-  SigmoidCase(double q0, std::vector<double> keys, std::vector<double> values) {
-    p.dtype = DType::fp32;
-    p.seqlen_q = 1;
-    p.seqlen_k = 3;
-    p.head_dim = 1;
-    p.scale = 1.0f;
-    p.window_left = 1;
-    p.window_right = 0;
+  SigmoidCase(double q0, std::vector<double> keys, std::vector<double> values)
+      : p{.seqlen_q = 1, .seqlen_k = 3, .head_dim = 1, .dtype = DType::fp32, .scale = 1.0f, .window_left = 1,
+          .window_right = 0} {
     q = HostTensor(p.dtype, p.q_shape());
     k = HostTensor(p.dtype, p.kv_shape());
     v = HostTensor(p.dtype, p.kv_shape());
@@ -74,16 +69,8 @@ TEST(FiniteDifference, TruncationBoundAlongKIsWithinEightTimesASigmoids) {
 // central difference is within its certified errors of the reference's own MPFR gradient (itself
 // certified), and along V (L linear) the truncation bound is 0.
 TEST(FiniteDifference, CertifiedErrorsCoverTheReferencesGradient) {
-  Problem p;
-  p.dtype = DType::fp16;
-  p.heads_q = 2;
-  p.heads_kv = 1;
-  p.seqlen_q = 3;
-  p.seqlen_k = 5;
-  p.head_dim = 4;
-  p.scale = 2.0f;
-  p.window_left = 2;
-  p.window_right = 0;
+  const Problem p{.heads_q = 2, .heads_kv = 1, .seqlen_q = 3, .seqlen_k = 5, .head_dim = 4, .dtype = DType::fp16,
+                  .scale = 2.0f, .window_left = 2, .window_right = 0};
   const Inputs inputs = generate_inputs(p, Distribution{}, 5);
   const DenseInputs in(p, inputs.q, inputs.k, inputs.v, &inputs.dout);
   const reference::MpfrPrecision precision(256);
