@@ -19,8 +19,8 @@ namespace flashproof::properties {
 // Allowed: the tensor's accuracy tolerance (rule 3's, harness/check.h; per element) times sum |u|
 // where rule 3 applies, else sum |u_i| B_i with B the rigorous bound (rule 3 stops where the
 // logits' fp32 rounding moves P: harness/check.h), plus the rounding of the sum <grad, u>, plus
-// the difference's certified evaluation and truncation errors. A tensor with no finite bound is
-// tagged "not judged". Elements whose perturbation is not exact in double are left unperturbed.
+// the difference's certified evaluation and truncation errors. A tensor with a NaN or infinite
+// element fails; one with no finite bound is tagged "not judged". Elements whose perturbation is not exact in double are left unperturbed.
 Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c);
 
 }  // namespace flashproof::properties

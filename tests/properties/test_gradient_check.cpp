@@ -3,6 +3,7 @@
 // judges with stays the tensor's own.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "kernels/registry.h"
@@ -57,6 +58,20 @@ TEST(GradientCheck, ShrinksTheStepUntilTheTruncationBoundFits) {
   const Outcome wrong = gradient_finite_differences(off, c);
   EXPECT_FALSE(wrong.holds);
   EXPECT_EQ(wrong.why.rfind("dK:", 0), 0u) << wrong.why;
+}
+
+// A NaN gradient fails the check (its sums are NaN, which no allowance compares with), rather
+// than leaving the tensor "not judged".
+TEST(GradientCheck, FailsANanGradient) {
+  Case c;
+  c.impl = "naive";
+  c.backward = true;
+  c.problem = Problem{.heads_q = 2, .seqlen_q = 5, .seqlen_k = 7, .head_dim = 8};
+  c.seed = 3;
+  ScaledDk nan_dk(std::nan(""));
+  const Outcome o = gradient_finite_differences(nan_dk, c);
+  EXPECT_FALSE(o.holds);
+  EXPECT_EQ(o.why.rfind("dK:", 0), 0u) << o.why;
 }
 
 }  // namespace
