@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "bounds/implementation_bounds.h"
-#include "properties/finite_difference.h"
+#include "reference/finite_difference.h"
 #include "reference/arith.h"
 #include "reference/dense_inputs.h"
 
 namespace flashproof::properties {
 namespace {
 
+using reference::CentralDifference;
 using reference::DenseInputs;
 using reference::DenseRows;
 constexpr unsigned kBits = 256, kMaxBits = 4096;
@@ -101,7 +102,7 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
       }
       // <g, u> rounds in its sum only (g u is exact for u in {-1, 0, 1}).
       budget = spread + reference::gamma_n(static_cast<double>(dir.size()) + 2, 0x1p-53) * mass + 1e-300;
-      const double truncation = difference_truncation_bound(base, t.rows, dir, h);
+      const double truncation = reference::difference_truncation_bound(base, t.rows, dir, h);
       if (truncation <= budget / 8) break;
       // The bound goes as h^2: shrink h by as many powers of two as that takes.
       const double excess = truncation / (budget / 8);
@@ -119,10 +120,10 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
     // of the budget (a gradient tiny against the loss, e.g. subnormal data, cancels more than
     // 256 bits), L is evaluated again with as many more bits as that takes, up to kMaxBits.
     unsigned bits = kBits;
-    CentralDifference fd = central_difference(base, t.rows, dir, h, bits);
+    CentralDifference fd = reference::central_difference(base, t.rows, dir, h, bits);
     while (!(fd.evaluation <= budget / 8) && std::isfinite(fd.evaluation) && bits < kMaxBits) {
       bits = std::min(kMaxBits, bits + static_cast<unsigned>(std::ceil(std::log2(fd.evaluation / (budget / 8)))) + 16);
-      fd = central_difference(base, t.rows, dir, h, bits);
+      fd = reference::central_difference(base, t.rows, dir, h, bits);
     }
     if (!(fd.evaluation <= budget / 8)) {
       tags.push_back(std::string(t.name) + " not judged (the finite difference needs more than " +

@@ -12,7 +12,7 @@ namespace flashproof::properties {
 
 // For Q, K and V in turn, a direction u in {-1, 0, 1} (seeded by the case): the implementation's
 // <grad, u> (its dQ, dK, dV for the loss L = sum(dO * O)) against (L(x + h u) - L(x - h u)) / 2h
-// (properties/finite_difference.h), L computed by the reference's MPFR engine at 256 bits, or more
+// (reference/finite_difference.h), L computed by the reference's MPFR engine at 256 bits, or more
 // where L's certified error over 2h exceeds an eighth of the allowance (up to 4096 bits; beyond,
 // the tensor is "not judged"). h starts 2^-30 below the largest element and shrinks until the
 // certified truncation bound of the difference quotient is within an eighth of the allowance.

@@ -1,4 +1,4 @@
-// The certified central difference (properties/finite_difference.h): its truncation bound covers
+// The certified central difference (reference/finite_difference.h): its truncation bound covers
 // the difference quotient's actual error and is not loose by more than 8x where a row's softmax is
 // a sigmoid (whose third derivative is known), masked keys left out of the ranges.
 #include <gtest/gtest.h>
@@ -8,15 +8,11 @@
 #include <vector>
 
 #include "core/generators.h"
-#include "properties/finite_difference.h"
+#include "reference/finite_difference.h"
 #include "reference/instantiations.h"
 
-namespace flashproof::properties {
+namespace flashproof::reference {
 namespace {
-
-using reference::DenseInputs;
-using reference::DenseRows;
-using reference::MpfrReal;
 
 // One query, three keys of which the window shows the last two (left 1, right 0, offset 2),
 // head dim 1, scale 1. The masked key 0 has a large key and value: counted, it would inflate
@@ -73,12 +69,12 @@ TEST(FiniteDifference, CertifiedErrorsCoverTheReferencesGradient) {
                   .scale = 2.0f, .window_left = 2, .window_right = 0};
   const Inputs inputs = generate_inputs(p, Distribution{}, 5);
   const DenseInputs in(p, inputs.q, inputs.k, inputs.v, &inputs.dout);
-  const reference::MpfrPrecision precision(256);
-  reference::EngineOutput<MpfrReal> grad;
-  reference::allocate(p, true, grad);
-  reference::run_backward<MpfrReal>(in, precision.model(), std::vector<std::uint8_t>(p.heads_q * p.seqlen_q, 1),
+  const MpfrPrecision precision(256);
+  EngineOutput<MpfrReal> grad;
+  allocate(p, true, grad);
+  run_backward<MpfrReal>(in, precision.model(), std::vector<std::uint8_t>(p.heads_q * p.seqlen_q, 1),
                                     std::vector<std::uint8_t>(p.heads_kv * p.seqlen_k, 1), grad, 1,
-                                    reference::Mutation::none);
+                                    Mutation::none);
   struct Target {
     const char* name;
     DenseRows DenseInputs::*rows;
@@ -114,4 +110,4 @@ TEST(FiniteDifference, CertifiedErrorsCoverTheReferencesGradient) {
 }
 
 }  // namespace
-}  // namespace flashproof::properties
+}  // namespace flashproof::reference

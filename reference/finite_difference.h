@@ -7,7 +7,7 @@
 
 #include "reference/dense_inputs.h"
 
-namespace flashproof::properties {
+namespace flashproof::reference {
 
 // (L(x + h u) - L(x - h u)) / 2h computed at `bits`; |value - dL/dt at t = 0| <= evaluation +
 // truncation, where L(t) = L(x + t u).
@@ -16,8 +16,8 @@ struct CentralDifference {
   double evaluation = 0;  // the MPFR losses' certified error over 2h, and the final roundings
   double truncation = 0;  // difference_truncation_bound(base, rows, dir, h)
 };
-CentralDifference central_difference(const reference::DenseInputs& base,
-                                     reference::DenseRows reference::DenseInputs::*rows,
+CentralDifference central_difference(const DenseInputs& base,
+                                     DenseRows DenseInputs::*rows,
                                      const std::vector<double>& dir, double h, unsigned bits);
 
 // An upper bound on |(L(h) - L(-h)) / 2h - L'(0)| <= h^2 / 6 max |L'''|. Along a direction of Q or
@@ -26,8 +26,8 @@ CentralDifference central_difference(const reference::DenseInputs& base,
 // joint cumulant E[w~ a~^3] - 3 Var(a) E[w~ a~] (~: centred under that softmax), whose size is at
 // most (1/4 + 3/8) R_w R_a^3 for the ranges R_w, R_a of w and a over the visible keys, whatever t.
 // Along V, L is linear: 0.
-double difference_truncation_bound(const reference::DenseInputs& base,
-                                   reference::DenseRows reference::DenseInputs::*rows,
+double difference_truncation_bound(const DenseInputs& base,
+                                   DenseRows DenseInputs::*rows,
                                    const std::vector<double>& dir, double h);
 
-}  // namespace flashproof::properties
+}  // namespace flashproof::reference

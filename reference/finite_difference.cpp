@@ -1,4 +1,4 @@
-#include "properties/finite_difference.h"
+#include "reference/finite_difference.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,12 +9,8 @@
 #include "kernels/algo/mask.h"
 #include "reference/instantiations.h"
 
-namespace flashproof::properties {
+namespace flashproof::reference {
 namespace {
-
-using reference::DenseInputs;
-using reference::DenseRows;
-using reference::MpfrReal;
 
 // L = sum(O * dO) at the MPFR precision in scope, O from the MPFR engine, with a bound on
 // |L - exact L|: the engine's bound on each O element times |dO|, plus the rounding of the
@@ -24,13 +20,13 @@ struct Loss {
   MpfrReal value;
   double error;
 };
-Loss loss(const DenseInputs& in, const reference::MpfrPrecision& precision) {
-  reference::EngineOutput<MpfrReal> out;
-  reference::allocate(in.p, false, out);
+Loss loss(const DenseInputs& in, const MpfrPrecision& precision) {
+  EngineOutput<MpfrReal> out;
+  allocate(in.p, false, out);
   const Problem& p = in.p;
-  reference::run_forward<MpfrReal>(in, precision.model(),
+  run_forward<MpfrReal>(in, precision.model(),
                                    std::vector<std::uint8_t>(static_cast<std::size_t>(p.batch * p.heads_q * p.seqlen_q), 1),
-                                   out, 1, reference::Mutation::none);
+                                   out, 1, Mutation::none);
   MpfrReal sum = 0;
   double error = 0, magnitude = 0;
   for (std::int64_t b = 0; b < p.batch; ++b)
@@ -45,7 +41,7 @@ Loss loss(const DenseInputs& in, const reference::MpfrPrecision& precision) {
           magnitude += std::fabs(static_cast<double>(term));
         }
   const double terms = static_cast<double>(out.o.size());
-  return {sum, (error + reference::gamma_n(2 * terms + 2, precision.model().u) * magnitude) * (1 + 0x1p-20)};
+  return {sum, (error + gamma_n(2 * terms + 2, precision.model().u) * magnitude) * (1 + 0x1p-20)};
 }
 
 // The smallest and largest of values computed in double, each within `slack` of its exact value:
@@ -70,7 +66,7 @@ Dot dot(const double* x, const double* y, std::int64_t n) {
     s += x[c] * y[c];
     a += std::fabs(x[c] * y[c]);
   }
-  return {s, reference::gamma_n(static_cast<double>(n) + 2, 0x1p-53) * a};
+  return {s, gamma_n(static_cast<double>(n) + 2, 0x1p-53) * a};
 }
 
 }  // namespace
@@ -115,9 +111,9 @@ double difference_truncation_bound(const DenseInputs& base, DenseRows DenseInput
 
 CentralDifference central_difference(const DenseInputs& base, DenseRows DenseInputs::*rows, const std::vector<double>& dir,
                                      double h, unsigned bits) {
-  const reference::MpfrPrecision precision(bits);
-  const Loss plus = loss(reference::perturbed(base, rows, dir, h), precision);
-  const Loss minus = loss(reference::perturbed(base, rows, dir, -h), precision);
+  const MpfrPrecision precision(bits);
+  const Loss plus = loss(perturbed(base, rows, dir, h), precision);
+  const Loss minus = loss(perturbed(base, rows, dir, -h), precision);
   const double value = static_cast<double>((plus.value - minus.value) / MpfrReal(2 * h));
   // The subtraction and the division round at `bits`, the conversion to double once more.
   const double rounding = (4 * precision.model().u + 0x1p-53) * std::fabs(value);
@@ -125,4 +121,4 @@ CentralDifference central_difference(const DenseInputs& base, DenseRows DenseInp
           difference_truncation_bound(base, rows, dir, h)};
 }
 
-}  // namespace flashproof::properties
+}  // namespace flashproof::reference
