@@ -25,8 +25,8 @@ Loss loss(const DenseInputs& in, const MpfrPrecision& precision) {
   allocate(in.p, false, out);
   const Problem& p = in.p;
   run_forward<MpfrReal>(in, precision.model(),
-                                   std::vector<std::uint8_t>(static_cast<std::size_t>(p.batch * p.heads_q * p.seqlen_q), 1),
-                                   out, 1, Mutation::none);
+                        std::vector<std::uint8_t>(static_cast<std::size_t>(p.batch * p.heads_q * p.seqlen_q), 1), out, 1,
+                        Mutation::none);
   MpfrReal sum = 0;
   double error = 0, magnitude = 0;
   for (std::int64_t b = 0; b < p.batch; ++b)
