@@ -105,8 +105,9 @@ double difference_truncation_bound(const DenseInputs& base, DenseRows DenseInput
         sum += w.upper() * ra * ra * ra;
       }
     }
-  // Each product and the sum round up to n times: far inside 2^-40 for any problem that fits.
-  return h * h / 6 * 0.625 * sum * (1 + 0x1p-40);
+  // Each row's term rounds 3 times, the sum over rows once per row, the constants 4 times.
+  const double query_rows = static_cast<double>(p.batch * p.heads_q * p.seqlen_q);
+  return h * h / 6 * 0.625 * sum * (1 + gamma_n(query_rows + 8, 0x1p-53));
 }
 
 CentralDifference central_difference(const DenseInputs& base, DenseRows DenseInputs::*rows, const std::vector<double>& dir,
