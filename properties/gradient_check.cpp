@@ -122,7 +122,8 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
     unsigned bits = kBits;
     CentralDifference fd = reference::central_difference(base, t.rows, dir, h, bits);
     while (!(fd.evaluation <= budget / 8) && std::isfinite(fd.evaluation) && bits < kMaxBits) {
-      bits = std::min(kMaxBits, bits + static_cast<unsigned>(std::ceil(std::log2(fd.evaluation / (budget / 8)))) + 16);
+      const double excess = fd.evaluation / (budget / 8);
+      bits = std::isfinite(excess) ? std::min(kMaxBits, bits + static_cast<unsigned>(std::ceil(std::log2(excess))) + 16) : kMaxBits;
       fd = reference::central_difference(base, t.rows, dir, h, bits);
     }
     if (!(fd.evaluation <= budget / 8)) {
