@@ -78,17 +78,14 @@ Outcome gradient_finite_differences(AttentionImpl& impl, const Case& c) {
         dir[x] = exact_sum(rows.data[x], h * pattern[x]) && exact_sum(rows.data[x], -h * pattern[x]) ? pattern[x] : 0;
       double mass = 0, weight = 0, bound_sum = 0;
       analytic = 0;
-      for (std::int64_t b = 0; b < p.batch; ++b)
-        for (std::int64_t hh = 0; hh < rows.heads; ++hh)
-          for (std::int64_t s = 0; s < rows.seqlen; ++s)
-            for (std::int64_t d = 0; d < p.head_dim; ++d) {
-              const double u = dir[static_cast<std::size_t>(((b * rows.heads + hh) * rows.seqlen + s) * p.head_dim + d)];
-              const double g = t.gradient->get(b, s, hh, d);
-              analytic += g * u;
-              mass += std::fabs(g * u);
-              weight += std::fabs(u);
-              if (u != 0) bound_sum += (*t.bound)[static_cast<std::size_t>(((b * rows.seqlen + s) * rows.heads + hh) * p.head_dim + d)];
-            }
+      rows.for_each_element([&](const DenseRows::Element& e) {
+        const double u = dir[e.dense];
+        const double g = t.gradient->get(e.b, e.s, e.h, e.d);
+        analytic += g * u;
+        mass += std::fabs(g * u);
+        weight += std::fabs(u);
+        if (u != 0) bound_sum += (*t.bound)[e.spec];
+      });
       // A NaN or infinite element makes <g, u> NaN or infinite whatever u (0 x NaN is NaN).
       if (!std::isfinite(analytic))
         return {false, std::string(t.name) + ": <" + t.name + ", u> = " + exact(analytic) + " (an element is not finite)", {}};

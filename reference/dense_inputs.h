@@ -14,14 +14,14 @@
 namespace flashproof::reference {
 
 struct DenseRows {
-  std::int64_t heads = 0, seqlen = 0, dim = 0;
+  std::int64_t batch = 0, heads = 0, seqlen = 0, dim = 0;
   std::vector<double> data;  // [b][h][s][d]
   std::vector<double> norm;  // [b][h][s], an upper bound on the row's 2-norm
 
   DenseRows() = default;
-  DenseRows(const HostTensor& t, std::int64_t batch, std::int64_t heads_, std::int64_t seqlen_,
+  DenseRows(const HostTensor& t, std::int64_t batch_, std::int64_t heads_, std::int64_t seqlen_,
             std::int64_t dim_, const char* name)
-      : heads(heads_), seqlen(seqlen_), dim(dim_) {
+      : batch(batch_), heads(heads_), seqlen(seqlen_), dim(dim_) {
     if (t.shape() != Shape{batch, seqlen, heads, dim})
       throw std::invalid_argument(std::string(name) + " has shape " + t.describe() +
                                   ", expected [" + std::to_string(batch) + "," +
@@ -51,6 +51,20 @@ struct DenseRows {
   }
   double row_norm(std::int64_t b, std::int64_t h, std::int64_t s) const {
     return norm[(b * heads + h) * seqlen + s];
+  }
+  // One element's place here ([b][h][s][d]) and in SPEC.md's contiguous [b, s, h, d] layout,
+  // which gradients and bounds use: what maps a direction over `data` onto them.
+  struct Element {
+    std::size_t dense, spec;
+    std::int64_t b, h, s, d;
+  };
+  template <class F> void for_each_element(F&& f) const {
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t h = 0; h < heads; ++h)
+        for (std::int64_t s = 0; s < seqlen; ++s)
+          for (std::int64_t d = 0; d < dim; ++d)
+            f(Element{static_cast<std::size_t>(((b * heads + h) * seqlen + s) * dim + d),
+                      static_cast<std::size_t>(((b * seqlen + s) * heads + h) * dim + d), b, h, s, d});
   }
 };
 

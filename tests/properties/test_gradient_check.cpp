@@ -66,7 +66,10 @@ TEST(GradientCheck, FailsANanGradient) {
   Case c;
   c.impl = "naive";
   c.backward = true;
-  c.problem = Problem{.heads_q = 2, .seqlen_q = 5, .seqlen_k = 7, .head_dim = 8};
+  c.problem.heads_q = 2;
+  c.problem.seqlen_q = 5;
+  c.problem.seqlen_k = 7;
+  c.problem.head_dim = 8;
   c.seed = 3;
   ScaledDk nan_dk(std::nan(""));
   const Outcome o = gradient_finite_differences(nan_dk, c);

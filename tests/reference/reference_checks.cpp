@@ -218,16 +218,12 @@ Failures finite_differences(Mutation mutation) {
       // <gradient, dir>, mapping the dense [b][h][s][d] direction onto the [b, s, h, d] layout.
       MpfrReal analytic = 0;
       double mass = 0, analytic_error = 0;
-      for (std::int64_t b = 0; b < p.batch; ++b)
-        for (std::int64_t hh = 0; hh < rows.heads; ++hh)
-          for (std::int64_t s = 0; s < rows.seqlen; ++s)
-            for (std::int64_t c = 0; c < p.head_dim; ++c) {
-              const double u = dir[((b * rows.heads + hh) * rows.seqlen + s) * p.head_dim + c];
-              const std::size_t x = ((b * rows.seqlen + s) * rows.heads + hh) * p.head_dim + c;
-              analytic += (*t.gradient)[x] * MpfrReal(u);
-              mass += std::fabs(static_cast<double>((*t.gradient)[x]) * u);
-              analytic_error += (*t.error)[x] * std::fabs(u);
-            }
+      rows.for_each_element([&](const DenseRows::Element& e) {
+        const double u = dir[e.dense];
+        analytic += (*t.gradient)[e.spec] * MpfrReal(u);
+        mass += std::fabs(static_cast<double>((*t.gradient)[e.spec]) * u);
+        analytic_error += (*t.error)[e.spec] * std::fabs(u);
+      });
       // The MPFR sum's own rounding is far below 2^-300 of the mass; the double sums of the
       // bounds are covered by 2^-20.
       const double allowed = (fd.evaluation + fd.truncation + analytic_error + 0x1p-300 * mass) * (1 + 0x1p-20);

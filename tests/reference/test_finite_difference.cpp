@@ -90,14 +90,11 @@ TEST(FiniteDifference, CertifiedErrorsCoverTheReferencesGradient) {
     for (std::size_t x = 0; x < dir.size(); ++x) dir[x] = static_cast<double>(x % 3) - 1;
     MpfrReal analytic = 0;
     double analytic_error = 0;
-    for (std::int64_t hh = 0; hh < rows.heads; ++hh)
-      for (std::int64_t s = 0; s < rows.seqlen; ++s)
-        for (std::int64_t c = 0; c < p.head_dim; ++c) {
-          const double u = dir[static_cast<std::size_t>((hh * rows.seqlen + s) * p.head_dim + c)];
-          const auto x = static_cast<std::size_t>((s * rows.heads + hh) * p.head_dim + c);
-          analytic += (*t.gradient)[x] * MpfrReal(u);
-          analytic_error += (*t.error)[x] * std::fabs(u);
-        }
+    rows.for_each_element([&](const DenseRows::Element& e) {
+      const double u = dir[e.dense];
+      analytic += (*t.gradient)[e.spec] * MpfrReal(u);
+      analytic_error += (*t.error)[e.spec] * std::fabs(u);
+    });
     for (int e = 2; e <= 8; e += 3) {
       SCOPED_TRACE(std::string(t.name) + ", h = 2^-" + std::to_string(e));
       const CentralDifference fd = central_difference(in, t.rows, dir, std::ldexp(1.0, -e), 256);
