@@ -32,7 +32,7 @@ double value_at(const HostTensor& t, const Index& i) { return t.get(i[0], i[1], 
 
 std::string where(const char* tensor, const Index& i, int rank) {
   std::string s = std::string(tensor) + "[" + std::to_string(i[0]);
-  for (int k = 1; k < rank; ++k) s += "," + std::to_string(i[k]);
+  for (int k = 1; k < rank; ++k) (s += ',') += std::to_string(i[k]);  // not "," + ...: GCC 12 -Wrestrict false positive
   return s + "]";
 }
 
