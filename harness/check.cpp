@@ -259,11 +259,12 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   const ReferenceView view{&ref.value, &ref.bound};
   t.baseline_errors = compare(baseline, view, co);
   t.tolerance = k * (t.baseline_errors.max_abs + t.d_error_share) + floor;
+  t.baseline_not_finite = t.baseline_errors.nan_mismatch + t.baseline_errors.inf_mismatch;
   co.uniform_tolerance = t.tolerance;
   co.checked = &compared.get();
   t.errors = compare(actual, view, co);
   t.max_reference_bound = t.errors.max_reference_bound;
-  t.regression_applies = regression_applies;
+  t.regression_applies = regression_applies && t.baseline_not_finite == 0;
   auto fail = [&](std::string why) {
     t.verdict = Verdict::fail;
     t.reasons.push_back(std::move(why));
@@ -469,6 +470,7 @@ std::string to_json(const CheckRecord& r) {
       << ", \"finite_beyond_range\": " << t.finite_beyond_range
       << ", \"finite_within_bound\": " << t.finite_within_bound
       << ", \"regression_applies\": " << (t.regression_applies ? "true" : "false")
+      << ", \"baseline_not_finite\": " << t.baseline_not_finite
       << ", \"regression\": " << (t.regression ? "true" : "false")
       << ",\n     \"rigorous_bound\": {\"above\": " << t.above_rigorous_bound
       << ", \"unbounded\": " << t.unbounded << ", \"inf_within_bound\": " << t.inf_within_bound
@@ -505,13 +507,16 @@ std::string to_table(const CheckRecord& r) {
   for (const TensorCheck& t : r.tensors) {
     s << std::setw(5) << t.name << std::setw(13) << t.errors.max_abs << std::setw(13)
       << t.errors.max_rel << std::setw(10) << t.errors.max_ulps << std::setw(13)
-      << t.baseline_errors.max_abs << std::setw(13)
+      << (t.baseline_not_finite > 0 ? std::string("not finite") : short_number(t.baseline_errors.max_abs)) << std::setw(13)
       << (t.regression_applies ? short_number(t.tolerance) : std::string("(n/a)"))
       << std::setw(11) << t.max_rigorous_bound << std::setw(10) << t.bound_ratio << std::setw(11)
       << t.max_reference_bound << std::setw(9)
       << (std::to_string(t.errors.nan_mismatch) + "/" + std::to_string(t.errors.inf_mismatch))
       << verdict_name(t.verdict) << "\n";
     for (const std::string& why : t.reasons) s << "       " << why << "\n";
+    if (t.baseline_not_finite > 0)
+      s << "       rule 3 n/a: the naive baseline is NaN or inf at " << t.baseline_not_finite
+        << " elements where the exact value is finite (no error to compare with)\n";
     if (t.regression)
       s << "       accuracy regression (rule 3, reported, not failing here): error above the tolerance, k x "
         << "the naive baseline's error" << (t.d_error_share > 0 ? " (+ the given O's share of D, " + short_number(t.d_error_share) + ")" : "")
@@ -531,7 +536,7 @@ std::string to_table(const CheckRecord& r) {
        "largest ratio); reported, not failing (the property suite fails on it): error <= k x "
        "(naive baseline + for dQ, dK of a flash backward the given O's share of D) + floor (k = 2 "
        "forward, 3 backward; n/a: O and the gradients where "
-       "|LSE| is beyond the rule's range); reference finite and its bound far below the tolerance; where the exact value overflows the dtype, the signed inf is accepted, a "
+       "|LSE| is beyond the rule's range, and a tensor where the baseline is not finite); reference finite and its bound far below the tolerance; where the exact value overflows the dtype, the signed inf is accepted, a "
        "finite value fails unless it is within the rigorous bound, and the tensor is out-of-domain.\n";
   s << "verdict: " << verdict_name(r.verdict) << (r.regression ? " (accuracy regression reported)" : "") << "\n";
   return s.str();

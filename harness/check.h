@@ -90,7 +90,14 @@ struct TensorCheck {
   // exceed k times the baseline's error (docs/properties.md, Findings). The rule allows k times
   // it, as though the baseline had been given the same D. 0 for the other tensors and models.
   double d_error_share = 0;
-  bool regression_applies = true;  // false: the rule is not evaluated (regression_lse_fraction)
+  // false: the rule is not evaluated, where |LSE| is beyond its range (regression_lse_fraction) or
+  // where the baseline is not finite (baseline_not_finite > 0).
+  bool regression_applies = true;
+  // Compared elements where the naive baseline is NaN or inf and the exact value is not (its dP
+  // stored in the dtype overflows, say). Its error there is unbounded, so rule 3 has nothing to
+  // measure against: the largest of its other errors would pose as its error and collapse the
+  // tolerance towards the floor (BUGS.md, "tolerance collapse").
+  std::int64_t baseline_not_finite = 0;
   // SPEC rule 3, accuracy regression: error above `tolerance` where regression_applies. Reported
   // here (record, table, JSON), failing only in the property suite (accuracy-regression): it does
   // not change the verdict, which rules 1 and 2 and the domain decide.

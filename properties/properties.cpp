@@ -147,10 +147,11 @@ Outcome differential(AttentionImpl& impl, const Case& c) {
 Outcome accuracy_regression(AttentionImpl& impl, const Case& c) {
   const std::optional<CheckRecord> r = judged(impl, c);
   if (!r) return holds_with("inputs out of domain");
-  bool skipped = false;
+  std::string skipped;
   for (const TensorCheck& t : r->tensors) {
     if (!t.regression_applies) {
-      skipped = true;
+      if (t.baseline_not_finite > 0) skipped = "the naive baseline is not finite";
+      else if (skipped.empty()) skipped = "|LSE| beyond the rule's range";
       continue;
     }
     if (t.errors.above_bound > t.errors.nan_mismatch + t.errors.inf_mismatch)
@@ -159,7 +160,7 @@ Outcome accuracy_regression(AttentionImpl& impl, const Case& c) {
                   (t.d_error_share > 0 ? " + the given O's share of D " + exact(t.d_error_share) : std::string()) +
                   ") + rounding floor)");
   }
-  if (skipped) return holds_with("O and gradients not judged: |LSE| beyond the rule's range");
+  if (!skipped.empty()) return holds_with("some tensors not judged: " + skipped);
   return holds_with(r->in_domain ? "in domain" : "result beyond the dtype's range");
 }
 

@@ -1,5 +1,6 @@
 #include "report/fuzz_record.h"
 
+#include <limits>
 #include <stdexcept>
 
 #include "report/json_values.h"
@@ -18,8 +19,14 @@ TensorResult tensor_from_json(const Json& t) {
     r.max_rel = read_number(e->find("max_rel"));
     r.max_abs = read_number(e->find("max_abs"));
   }
-  if (const Json* b = t.find("baseline_errors"))
+  if (const Json* b = t.find("baseline_errors")) {
     r.baseline_max_abs = read_number(b->find("max_abs"));
+    // Where the baseline is NaN or inf against a finite exact value its error is unbounded, and
+    // max_abs (over its finite elements) is not its error: the ratio is undefined.
+    const std::optional<double> nan = read_number(b->find("nan_mismatch")), inf = read_number(b->find("inf_mismatch"));
+    if (r.baseline_max_abs && ((nan && *nan > 0) || (inf && *inf > 0)))
+      r.baseline_max_abs = std::numeric_limits<double>::quiet_NaN();
+  }
   if (const Json* b = t.find("rigorous_bound"))
     r.error_over_bound = read_number(b->find("max_error_over_bound"));
   return r;

@@ -16,7 +16,7 @@ struct TensorResult {
   std::string verdict;  // pass, fail, out-of-domain
   bool regression = false;  // SPEC rule 3 reported (error above k x the naive baseline's + floor)
   std::optional<double> max_ulps, max_rel, max_abs;
-  std::optional<double> baseline_max_abs;  // the naive baseline's max_abs on the same inputs
+  std::optional<double> baseline_max_abs;  // the naive baseline's max_abs on the same inputs; NaN where it is not finite
   std::optional<double> error_over_bound;  // rigorous_bound.max_error_over_bound
 };
 

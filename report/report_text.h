@@ -18,7 +18,8 @@ inline constexpr const char* kPercentileNote =
     "out-of-domain cases and crashes are only counted.";
 inline constexpr const char* kRatioNote =
     "error / naive's error: errors.max_abs / baseline_errors.max_abs per case (the naive "
-    "implementation's error on the same inputs); cases where the naive error is 0 are skipped.";
+    "implementation's error on the same inputs); cases where the naive error is 0, or where naive "
+    "returned NaN or inf for a finite exact value (its error is unbounded there), are skipped.";
 inline constexpr const char* kBoundNote =
     "error / bound: rigorous_bound.max_error_over_bound, the largest ratio of an element's error "
     "to "

@@ -141,6 +141,45 @@ TEST(Check, RegressionRuleStopsWhereLogitRoundingDecides) {
   EXPECT_TRUE(tensor(run_check(c), "O").regression_applies);
 }
 
+// The naive baseline stores dP in the dtype, as a framework does. With V near 16384 x N(0, 1) in
+// fp16 and dO ~ N(0, 1), dP overflows there, and the baseline's dQ and dK are NaN where the exact
+// values are finite (with a scale of 1e-9 the logits stay small, so rule 3's LSE range holds).
+// Rule 3 then has no baseline error to scale: it is not applied to dQ and dK, whose tolerance
+// would otherwise be the floor alone (BUGS.md, "tolerance collapse"), and still applies to O, LSE
+// and dV. The baseline itself fails rule 1.
+TEST(Check, RegressionRuleNotAppliedWhereTheBaselineIsNotFinite) {
+  Case c;
+  c.impl = "fa2";
+  c.backward = true;
+  c.problem.dtype = DType::fp16;
+  c.problem.seqlen_q = 16;
+  c.problem.seqlen_k = 16;
+  c.problem.head_dim = 64;
+  c.problem.scale = 1e-9f;
+  c.dist = *parse_distribution("scaled:16384");
+  c.seed = 5;
+  const CheckRecord r = run_check(c);
+  for (const char* name : {"dQ", "dK"}) {
+    const TensorCheck& t = tensor(r, name);
+    EXPECT_EQ(t.baseline_not_finite, 16 * 64) << name;
+    EXPECT_FALSE(t.regression_applies) << name;
+    EXPECT_FALSE(t.regression) << name;
+  }
+  for (const char* name : {"O", "LSE", "dV"}) {
+    EXPECT_EQ(tensor(r, name).baseline_not_finite, 0) << name;
+    EXPECT_TRUE(tensor(r, name).regression_applies) << name;
+  }
+  EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+  EXPECT_NE(to_table(r).find("rule 3 n/a: the naive baseline is NaN or inf at 1024 elements"), std::string::npos)
+      << to_table(r);
+  EXPECT_NE(to_json(r).find("\"baseline_not_finite\": 1024"), std::string::npos);
+
+  c.impl = "naive";
+  const CheckRecord naive = run_check(c);
+  EXPECT_EQ(naive.verdict, Verdict::fail);
+  EXPECT_EQ(tensor(naive, "dQ").errors.nan_mismatch, 16 * 64);
+}
+
 TEST(Check, SeqlenKOneDoesNotCollapseTheTolerance) {
   Case c = small_case("naive", true);
   c.problem.seqlen_k = 1;

@@ -22,12 +22,12 @@ std::string case_seed(const RecordSpec& r) { return std::to_string(1000 + r.inde
 
 bool has_backward(const RecordSpec& r) { return r.tensors.size() > 2; }
 
-std::string metrics(double ulps, double rel, double abs) {
+std::string metrics(double ulps, double rel, double abs, long long nan_mismatch = 0) {
   return "{\"count\": 320, \"max_abs\": " + json_number(abs) + ", \"max_rel\": " + json_number(rel) +
          ", \"rel_floor\": 0.00074467321940054, \"normwise_rel\": 0.00028375801335389861, "
          "\"max_ulps\": " +
          json_number(ulps) +
-         ", \"nan_mismatch\": 0, \"inf_mismatch\": 0, \"above_tolerance\": 0, "
+         ", \"nan_mismatch\": " + std::to_string(nan_mismatch) + ", \"inf_mismatch\": 0, \"above_tolerance\": 0, "
          "\"nonfinite_reference\": 0, \"worst_index\": [0, 13, 0, 4], \"worst_value\": "
          "1.0458984375, \"worst_reference\": 1.0464981624723484}";
 }
@@ -42,7 +42,7 @@ std::string tensor(const TensorSpec& t) {
          "\"max_error_over_bound\": " +
          json_number(t.error_over_bound) +
          "}, \"reasons\": [], \"errors\": " + metrics(t.max_ulps, t.max_rel, t.max_abs) +
-         ", \"baseline_errors\": " + metrics(t.max_ulps, t.max_rel, t.baseline_max_abs) + "}";
+         ", \"baseline_errors\": " + metrics(t.max_ulps, t.max_rel, t.baseline_max_abs, t.baseline_nan) + "}";
 }
 
 // The check record, as `flashproof check --json` writes it (on one line).

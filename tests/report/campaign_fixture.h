@@ -17,6 +17,7 @@ struct TensorSpec {
   double max_ulps = 0, max_rel = 0, max_abs = 0, baseline_max_abs = 0, error_over_bound = 0;
   std::string verdict = "pass";
   bool regression = false;  // the check's rule-3 flag
+  long long baseline_nan = 0;  // elements where the naive baseline is NaN (baseline_errors.nan_mismatch)
 };
 
 struct RecordSpec {

@@ -5,8 +5,12 @@
 #include <cmath>
 #include <limits>
 
+#include "campaign_fixture.h"
+#include "core/json.h"
+#include "report/campaign_statistics.h"
 #include "report/display_text.h"
 #include "report/distribution.h"
+#include "report/fuzz_record.h"
 
 namespace flashproof::report {
 namespace {
@@ -70,6 +74,34 @@ TEST(BaselineRatio, SkipsZeroBaselinesAndUndefinedRatios) {
   EXPECT_EQ(d.count, 3u);
   EXPECT_EQ(*d.p50, 3);
   EXPECT_EQ(*d.max, kInf);
+}
+
+// Where the naive baseline is NaN or inf (a finite exact value), its max_abs covers only its finite
+// elements and is not its error: that case's ratio is skipped, not taken against it.
+TEST(BaselineRatio, SkipsCasesWhoseBaselineIsNotFinite) {
+  auto record = [](long long index, double baseline_abs, long long baseline_nan) {
+    testing::RecordSpec r;
+    r.index = index;
+    r.impl = "fa2";
+    testing::TensorSpec o;
+    o.name = "O";
+    o.max_ulps = 4;
+    o.max_rel = 1e-3;
+    o.max_abs = 2e-3;
+    o.baseline_max_abs = baseline_abs;
+    o.error_over_bound = 0.1;
+    o.baseline_nan = baseline_nan;
+    r.tensors = {o};
+    return fuzz_record_from_json(parse_json(testing::record_line(r)));
+  };
+  const std::vector<DtypeStats> stats = campaign_statistics({record(0, 1e-3, 0), record(1, 1e-4, 5)});
+  ASSERT_EQ(stats.size(), 1u);
+  ASSERT_EQ(stats[0].impls.size(), 1u);
+  ASSERT_EQ(stats[0].impls[0].tensors.size(), 1u);
+  const BaselineRatio& ratio = stats[0].impls[0].tensors[0].baseline_ratio;
+  EXPECT_EQ(ratio.skipped, 1u);
+  ASSERT_EQ(ratio.ratios.size(), 1u);
+  EXPECT_DOUBLE_EQ(ratio.ratios[0], 2);
 }
 
 TEST(NumberText, ShowsThreeDigitsWholeNumbersAndNonFinite) {
