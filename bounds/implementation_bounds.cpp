@@ -176,7 +176,10 @@ class GroupBounds {
       r.dist[x] = diff * (1 + 0x1p-52) + emax + err[x];
       r.dist_lo[x] = std::max(0.0, diff * (1 - 0x1p-52) - emax - err[x]);
     }
-    den_lo *= 1 - 0x1p-48, den_hi *= 1 + 0x1p-48;
+    // The sums of n positive terms round within gamma_n(2^-53); 2^-48 covers each term's exp and
+    // product roundings.
+    const double sum_round = 0x1p-48 + gam(static_cast<double>(n), 0x1p-53);
+    den_lo *= 1 - sum_round, den_hi *= 1 + sum_round;
     for (std::int64_t x = 0; x < n; ++x) {
       // Below 2^-1000 the double exp may underflow; such weights are all "far" (F4) anyway.
       r.p_up[x] = std::min(1.0, std::max(e[x] * exp_small(delta[x]) / den_lo * (1 + 0x1p-48), 0x1p-1000));
@@ -184,7 +187,18 @@ class GroupBounds {
       r.p_mid[x] = e[x] / den;
     }
     r.log_den_lo = std::log(den_lo) - 0x1p-50;
-    const double log_den_hi = std::log(den_hi) + 0x1p-50;
+    double log_den_hi = std::log(den_hi) + 0x1p-50;
+    // The double logits' own uncertainty delta, about d 2^-53 sum_c |q_c k_c|, passes 700 at
+    // logits of 1e17 and more (inside the domain): e^delta overflows den_hi, e^-delta underflows den_lo,
+    // and the LSE bound (through lse_abs) would be infinite. Every delta is at most dmax, so
+    // e^-dmax den <= den_lo and den_hi <= e^dmax den (den in [1, n]) bound the logs instead; the
+    // last term covers the rounding of that sum and of log (std::log within an ulp).
+    if (!(den_lo >= 0x1p-1000) || !(den_hi <= 0x1p1000)) {
+      const double dmax = *std::max_element(delta.begin(), delta.end());
+      const double spread = dmax + 0x1p-50 * (64 + dmax);
+      if (!(den_lo >= 0x1p-1000)) r.log_den_lo = std::log(den * (1 - sum_round)) - spread;
+      if (!(den_hi <= 0x1p1000)) log_den_hi = std::log(den * (1 + sum_round)) + spread;
+    }
     r.lse_abs = std::max(std::fabs(smax + r.log_den_lo), std::fabs(smax + log_den_hi)) * (1 + 0x1p-50);
     for (std::int64_t x = 0; x < n; ++x) {  // LSE - s_j = log(den) + (smax - s_j)
       const double diff = smax - sd[x];

@@ -32,6 +32,7 @@ struct TensorAccumulator {
     if (t.max_ulps) ulps.push_back(*t.max_ulps);
     if (t.max_rel) rel.push_back(*t.max_rel);
     if (t.error_over_bound) stats.error_over_bound.add(*t.error_over_bound);
+    if (t.unbounded > 0) ++stats.unbounded;
     if (t.max_abs && t.baseline_max_abs) stats.baseline_ratio.add(*t.max_abs, *t.baseline_max_abs);
   }
 };

@@ -20,6 +20,9 @@ struct TensorStats {
   std::size_t regression = 0;  // records reporting rule 3 for it (verdict unchanged by it)
   Distribution ulps, rel;                             // errors.max_ulps, errors.max_rel
   BoundHistogram error_over_bound;                    // rigorous_bound.max_error_over_bound
+  // Judged cases with a compared element whose rigorous bound is infinite (rule 2 cannot judge
+  // it); those where no element had a finite bound are left out of error_over_bound.
+  std::size_t unbounded = 0;
   BaselineRatio baseline_ratio;                       // errors.max_abs / baseline_errors.max_abs
 };
 

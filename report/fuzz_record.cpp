@@ -27,8 +27,13 @@ TensorResult tensor_from_json(const Json& t) {
     if (r.baseline_max_abs && ((nan && *nan > 0) || (inf && *inf > 0)))
       r.baseline_max_abs = std::numeric_limits<double>::quiet_NaN();
   }
-  if (const Json* b = t.find("rigorous_bound"))
+  if (const Json* b = t.find("rigorous_bound")) {
     r.error_over_bound = read_number(b->find("max_error_over_bound"));
+    r.unbounded = read_number(b->find("unbounded")).value_or(0);
+    const std::optional<double> compared =
+        t.find("errors") ? read_number(t.find("errors")->find("count")) : std::nullopt;
+    if (r.unbounded > 0 && compared && r.unbounded >= *compared) r.error_over_bound.reset();
+  }
   return r;
 }
 

@@ -17,7 +17,10 @@ struct TensorResult {
   bool regression = false;  // SPEC rule 3 reported (error above k x the naive baseline's + floor)
   std::optional<double> max_ulps, max_rel, max_abs;
   std::optional<double> baseline_max_abs;  // the naive baseline's max_abs on the same inputs; NaN where it is not finite
-  std::optional<double> error_over_bound;  // rigorous_bound.max_error_over_bound
+  // rigorous_bound.max_error_over_bound; absent where no compared element had a finite bound
+  // (the check reports 0 there, which would read as a perfectly tight pass).
+  std::optional<double> error_over_bound;
+  double unbounded = 0;  // rigorous_bound.unbounded: compared elements with no finite bound
 };
 
 struct FuzzRecord {

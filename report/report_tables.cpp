@@ -97,13 +97,16 @@ Table bound_table(const DtypeReport& d) {
   }
   t.header.push_back("max");
   t.columns.push_back(Column::number);
-  t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 1}};
+  t.header.push_back("no finite bound");
+  t.columns.push_back(Column::number);
+  t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 2}};
   for (const ImplStats& s : d.stats.impls)
     for (const TensorStats& x : s.tensors) {
       std::vector<std::string> row = {s.impl, x.name, count(x.error_over_bound.count)};
       for (std::size_t b = 0; b < kBoundBuckets; ++b)
         row.push_back(count(x.error_over_bound.counts[b]));
       row.push_back(number_text(x.error_over_bound.max));
+      row.push_back(count(x.unbounded));
       t.rows.push_back(std::move(row));
     }
   return t;

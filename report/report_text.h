@@ -23,7 +23,10 @@ inline constexpr const char* kRatioNote =
 inline constexpr const char* kBoundNote =
     "error / bound: rigorous_bound.max_error_over_bound, the largest ratio of an element's error "
     "to "
-    "its proven error bound; 1 or more means an error reached its bound.";
+    "its proven error bound; 1 or more means an error reached its bound. \"no finite bound\": "
+    "cases where the arithmetic model gives some compared element no finite bound (an intermediate "
+    "may overflow the dtype, docs/error-bounds.md), so rule 2 cannot judge it; cases where no "
+    "element has one are not in the buckets.";
 inline constexpr const char* kWorstNote =
     "The cases with the largest error / bound (over their tensors; ties by ULPs). Each is saved "
     "under cases/; its replay command re-runs it.";

@@ -62,6 +62,7 @@ Json tensor_json(const TensorStats& t) {
   add(j, "max_ulps", distribution_json(t.ulps));
   add(j, "max_rel", distribution_json(t.rel));
   add(j, "error_over_bound", histogram_json(t.error_over_bound));
+  add(j, "unbounded", count(t.unbounded));
   add(j, "baseline_ratio", ratio_json(t.baseline_ratio));
   return j;
 }

@@ -179,6 +179,29 @@ TEST(ImplementationBounds, RuleCatchesTwoUlpsOnASingleKey) {
   EXPECT_GT(tensor(r, "O").above_rigorous_bound, 0);
 }
 
+// Logits of 1e17 and 1e18 are inside the domain (2^64), but the bounds' own double logits are then
+// uncertain by hundreds (d 2^-53 sum |q_c k_c|), and e^uncertainty overflowed the denominator's
+// bounds: every LSE was unbounded, so rule 2 judged nothing there. The logs of those bounds now
+// come from the plain sum. The bound holds, and LSE off by 2^-12 relative (about 60 fp32 ulps of
+// a 1e17 logit; the bound is near 75 u of it) is caught.
+TEST(ImplementationBounds, LseKeepsAFiniteBoundAtLogitsNearTheDomainsEdge) {
+  for (const char* dist : {"large-logits:1e17", "large-logits:1e18"}) {
+    Case c;
+    c.impl = "naive";
+    c.problem = small_problem(DType::bf16, 4, 5, 16);
+    c.dist = parse_distribution(dist).value();
+    c.seed = 3;
+    Perturbed ok(make_naive_attention(), {});
+    const CheckRecord r = run_check(c, ok, bound_rule_only());
+    ASSERT_TRUE(r.in_domain) << dist;
+    EXPECT_EQ(r.verdict, Verdict::pass) << dist << "\n" << to_table(r);
+    EXPECT_EQ(tensor(r, "LSE").unbounded, 0) << dist << "\n" << to_table(r);
+    Perturbed off(make_naive_attention(), [](const ForwardArgs& a) { scale_all(a.lse, 1 + 0x1p-12); });
+    const CheckRecord wrong = run_check(c, off, bound_rule_only());
+    EXPECT_GT(tensor(wrong, "LSE").above_rigorous_bound, 0) << dist << "\n" << to_table(wrong);
+  }
+}
+
 // The flawed baselines whose results are wrong (not merely differently ordered) are caught by the
 // bound rule alone, on the tensor the flaw breaks.
 TEST(ImplementationBounds, RuleAloneCatchesTheWrongFlawedBaselines) {

@@ -37,7 +37,7 @@ std::string tensor(const TensorSpec& t) {
          ", \"tolerance\": 0.0019441231640973243, \"max_reference_bound\": 2.0994975127877456e-15, "
          "\"beyond_range\": 0, \"overflow_as_inf\": 0, \"finite_beyond_range\": 0, "
          "\"regression_applies\": true, \"regression\": " + std::string(t.regression ? "true" : "false") +
-         ", \"rigorous_bound\": {\"above\": 0, \"unbounded\": 0, "
+         ", \"rigorous_bound\": {\"above\": 0, \"unbounded\": " + std::to_string(t.unbounded) + ", "
          "\"inf_within_bound\": 0, \"max_bound\": 0.0015059282413822277, "
          "\"max_error_over_bound\": " +
          json_number(t.error_over_bound) +

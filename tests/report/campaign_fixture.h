@@ -18,6 +18,7 @@ struct TensorSpec {
   std::string verdict = "pass";
   bool regression = false;  // the check's rule-3 flag
   long long baseline_nan = 0;  // elements where the naive baseline is NaN (baseline_errors.nan_mismatch)
+  long long unbounded = 0;     // of the 320 compared elements, those with no finite bound
 };
 
 struct RecordSpec {

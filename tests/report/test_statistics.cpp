@@ -104,6 +104,31 @@ TEST(BaselineRatio, SkipsCasesWhoseBaselineIsNotFinite) {
   EXPECT_DOUBLE_EQ(ratio.ratios[0], 2);
 }
 
+// The check reports error / bound 0 where no compared element has a finite bound; the report counts
+// such a case as unbounded and leaves it out of the buckets, where it would read as a tight pass.
+// A case with some elements bounded keeps its ratio and is counted too.
+TEST(BoundHistogram, LeavesOutCasesWithNoFiniteBoundAndCountsThem) {
+  auto record = [](long long index, long long unbounded) {
+    testing::RecordSpec r;
+    r.index = index;
+    r.impl = "fa2";
+    testing::TensorSpec o;
+    o.name = "O";
+    o.max_abs = 2e-3;
+    o.baseline_max_abs = 1e-3;
+    o.error_over_bound = unbounded == 320 ? 0 : 0.5;
+    o.unbounded = unbounded;
+    r.tensors = {o};
+    return fuzz_record_from_json(parse_json(testing::record_line(r)));
+  };
+  const std::vector<DtypeStats> stats = campaign_statistics({record(0, 0), record(1, 320), record(2, 7)});
+  ASSERT_EQ(stats.size(), 1u);
+  const TensorStats& o = stats[0].impls.at(0).tensors.at(0);
+  EXPECT_EQ(o.unbounded, 2u);
+  EXPECT_EQ(o.error_over_bound.count, 2u);
+  EXPECT_EQ(o.error_over_bound.counts[0], 0u);  // [0, 1/64): not the unbounded case's 0
+}
+
 TEST(NumberText, ShowsThreeDigitsWholeNumbersAndNonFinite) {
   EXPECT_EQ(number_text(509.0), "509");
   EXPECT_EQ(number_text(0.48213944511727141), "0.482");
