@@ -34,7 +34,9 @@ std::string Progress::line(std::uint64_t done, std::uint64_t failed, std::uint64
   std::string bar;
   if (total_ && *total_ > 0) {
     const int width = 30, filled = static_cast<int>(width * std::min<double>(1.0, static_cast<double>(done) / static_cast<double>(*total_)));
-    bar = "[" + std::string(static_cast<std::size_t>(filled), '#') + std::string(static_cast<std::size_t>(width - filled), '.') + "] ";
+    // Appended, not "[" + std::string(...): GCC 12 mistakes that for an overlapping memcpy (-Wrestrict).
+    bar.append(1, '[').append(static_cast<std::size_t>(filled), '#').append(static_cast<std::size_t>(width - filled), '.');
+    bar += "] ";
   }
   const std::string count = total_ ? std::to_string(done) + "/" + std::to_string(*total_) : std::to_string(done);
   return bar + count + "  " + rate + "  " + eta + "  failed " + std::to_string(failed) + "  crashed " +
