@@ -120,8 +120,10 @@ class ComparedMask {
 // rule 2, as for the infinities judge_rigorous admits from inside the range) and fails otherwise;
 // without a bound (the naive baseline's elements, which only set its compared mask) it counts as
 // failing.
+// The inf of the other sign is admitted the same way, where r -+ (B + reference bound) rounds to
+// it: a bound of millions around an exact 8e4 reaches both infinities.
 struct RangeOutcome {
-  std::int64_t beyond = 0, as_inf = 0, finite = 0, finite_within_bound = 0;
+  std::int64_t beyond = 0, as_inf = 0, finite = 0, finite_within_bound = 0, opposite_inf_within_bound = 0;
 };
 RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor& ref,
                            const std::vector<std::uint8_t>& cls, ComparedMask& compared,
@@ -134,6 +136,12 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
     if (std::isinf(v) && std::signbit(v) == std::signbit(ref.value[x])) {
       ++o.as_inf;
       compared.remove(x);
+    } else if (std::isinf(v) && rigorous && std::isfinite((*rigorous)[x])) {
+      const double reach = (*rigorous)[x] + ref.bound[x];
+      if (round_to(a.dtype(), v > 0 ? ref.value[x] + reach : ref.value[x] - reach) == v) {
+        ++o.opposite_inf_within_bound;
+        compared.remove(x);
+      }
     } else if (std::isfinite(v) && cls[x] == kCertainOverflow) {
       // NaN or inf bound: not admitted.
       if (rigorous && std::fabs(v - ref.value[x]) - ref.bound[x] <= (*rigorous)[x])
@@ -253,6 +261,7 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   t.overflow_as_inf = range.as_inf;
   t.finite_beyond_range = range.finite;
   t.finite_within_bound = range.finite_within_bound;
+  t.opposite_inf_within_bound = range.opposite_inf_within_bound;
   CompareOptions co;
   co.rel_floor = floor;
   co.checked = &base_compared.get();
@@ -469,6 +478,7 @@ std::string to_json(const CheckRecord& r) {
       << ", \"beyond_range\": " << t.beyond_range << ", \"overflow_as_inf\": " << t.overflow_as_inf
       << ", \"finite_beyond_range\": " << t.finite_beyond_range
       << ", \"finite_within_bound\": " << t.finite_within_bound
+      << ", \"opposite_inf_within_bound\": " << t.opposite_inf_within_bound
       << ", \"regression_applies\": " << (t.regression_applies ? "true" : "false")
       << ", \"baseline_not_finite\": " << t.baseline_not_finite
       << ", \"regression\": " << (t.regression ? "true" : "false")
@@ -527,9 +537,13 @@ std::string to_table(const CheckRecord& r) {
     if (t.beyond_range > 0)
       s << "       exact value beyond the " << dtype_name(t.dtype)
         << " range at " << t.beyond_range << " elements: " << t.overflow_as_inf
-        << " returned as the signed inf, " << t.finite_within_bound
-        << " finite within the rigorous bound (admitted), " << t.finite_beyond_range
-        << " finite beyond it\n";
+        << " returned as the signed inf, "
+        << (t.opposite_inf_within_bound > 0
+                ? std::to_string(t.opposite_inf_within_bound) +
+                      " as the other sign's inf within the rigorous bound (admitted), "
+                : std::string())
+        << t.finite_within_bound << " finite within the rigorous bound (admitted), "
+        << t.finite_beyond_range << " finite beyond it\n";
   }
   s << "rules applied: no NaN/inf where the reference is finite; every element within its "
        "rigorous bound (docs/error-bounds.md Part 2; 'bound' is the largest, 'err/bound' the "
@@ -537,7 +551,8 @@ std::string to_table(const CheckRecord& r) {
        "(naive baseline + for dQ, dK of a flash backward the given O's share of D) + floor (k = 2 "
        "forward, 3 backward; n/a: O and the gradients where "
        "|LSE| is beyond the rule's range, and a tensor where the baseline is not finite); reference finite and its bound far below the tolerance; where the exact value overflows the dtype, the signed inf is accepted, a "
-       "finite value fails unless it is within the rigorous bound, and the tensor is out-of-domain.\n";
+       "finite value or the other inf fails unless it is within the rigorous bound, and the tensor is "
+       "out-of-domain.\n";
   s << "verdict: " << verdict_name(r.verdict) << (r.regression ? " (accuracy regression reported)" : "") << "\n";
   return s.str();
 }

@@ -70,8 +70,10 @@ const char* verdict_name(Verdict v);
 //     <= the implementation's rigorous bound): an arithmetic model whose bound reaches back into
 //     the range allows a finite result there, as it allows an inf where the exact value is
 //     finite (inf_within_bound). Admitted elements are counted (finite_within_bound);
-//   - anything else (NaN, inf of the wrong sign, a finite value at an edge element) goes through
-//     the ordinary rules (NaN/inf mismatch, error against the tolerance).
+//   - inf of the other sign: admitted when rule 2 reaches it (r -+ (bound + B) rounds to it),
+//     counted (opposite_inf_within_bound);
+//   - anything else (NaN, inf of the wrong sign outside the bound, a finite value at an edge
+//     element) goes through the ordinary rules (NaN/inf mismatch, error against the tolerance).
 // Elements accepted as inf, or finite at a certain overflow (admitted or failed), are left out of
 // the error metrics (errors and baseline_errors, hence the tolerance), which cover the elements
 // inside the range. A tensor with
@@ -117,6 +119,7 @@ struct TensorCheck {
   std::int64_t overflow_as_inf = 0;      // ... where the implementation returned the signed inf
   std::int64_t finite_beyond_range = 0;  // ... a finite value beyond the rigorous bound (certain overflow)
   std::int64_t finite_within_bound = 0;  // ... a finite value within it (certain overflow; admitted)
+  std::int64_t opposite_inf_within_bound = 0;  // ... the other sign's inf, within it (admitted)
   Verdict verdict = Verdict::pass;
   std::vector<std::string> reasons;  // why it failed, one line each
 };

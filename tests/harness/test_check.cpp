@@ -386,6 +386,27 @@ TEST(Check, FiniteValuesWithinTheRigorousBoundAreAdmittedBeyondTheRange) {
   EXPECT_NE(to_table(r).find("1 finite within the rigorous bound (admitted)"), std::string::npos) << to_table(r);
 }
 
+// The other inf, likewise: where the bound reaches past both ends of the range, -inf is as
+// admissible as a finite value for an exact dK of +82520. Found by a campaign (seed 57, case 244,
+// shrunk; fa1, fa2 and fa2-deterministic all failed it as an inf mismatch): fp16 logits ~2e10, so
+// the fp32 LSE moves P by factors and the bound on dK reaches 1e8. Where the bound is tight,
+// `FiniteValuesWhereTheExactResultOverflowsFail` keeps failing the flipped inf.
+TEST(Check, TheOtherSignsInfWithinTheRigorousBoundIsAdmittedBeyondTheRange) {
+  for (const char* impl : {"fa2", "fa1"}) {
+    Case c = fp16_large_logits_case(impl, 497, 34, 32, 4.72e20, 89841861903923625ull);
+    c.problem.heads_q = 3;
+    const CheckRecord r = run_check(c);
+    const TensorCheck& dk = tensor(r, "dK");
+    EXPECT_EQ(r.verdict, Verdict::out_of_domain) << impl << "\n" << to_table(r);
+    EXPECT_EQ(dk.errors.inf_mismatch, 0) << impl;
+    EXPECT_EQ(dk.opposite_inf_within_bound, 1) << impl;
+    EXPECT_GT(dk.max_rigorous_bound, 1e7) << impl << ": the bound is meant to be loose here";
+    EXPECT_NE(to_json(r).find("\"opposite_inf_within_bound\": 1"), std::string::npos) << impl;
+    EXPECT_NE(to_table(r).find("1 as the other sign's inf within the rigorous bound (admitted)"),
+              std::string::npos) << impl << "\n" << to_table(r);
+  }
+}
+
 // fp16 b=1 hq=1 hkv=1 sq=1 sk=2 d=7 causal, growing-max:2, seed 76139503 (found by the `slow`
 // label): the two keys share one large direction, so the exact dQ cancels while the rounding of
 // the O that an FA backward forms D = rowsum(dO * O) from does not.
