@@ -122,7 +122,7 @@ class GroupBounds {
       for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
       if (d_error_) acc_pdq_.assign(sk * d, 0);
       rows_seeing_.assign(sk, 0);
-      column_unbounded_.assign(sk, 0);
+      dk_column_unbounded_.assign(sk, 0);
     }
     const std::int64_t g = p_.group_size();
     Row r;  // reused: every field is reset by forward_row
@@ -443,25 +443,37 @@ class GroupBounds {
     }
     for (std::int64_t c = 0; c < d; ++c)  // + underflowing products
       out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(col_err_[c] + nd * fl, col_mag_[c], g_q);
-    // (B6) contributions to dK_jc = scale sum_i dS_ij q_ic and dV_jc = sum_i P_ij dO_ic.
+    add_column_terms<true>(r);
+    if (d_error_) d_error_shares(b, h, i, r);
+  }
+
+  // (B6) the row's contributions to dK_jc = scale sum_i dS_ij q_ic (from sigma_ and ds_up_) and
+  // dV_jc = sum_i P_ij dO_ic (from ph_err_ and ph_hat_, set by (B1)), accumulated per key.
+  // Without dK (kWithDk false): dV needs neither dP nor dS, so it keeps its bound in a row where
+  // they may overflow.
+  template <bool kWithDk>
+  void add_column_terms(const Row& r) {
+    const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
     for (std::int64_t x = 0; x < n; ++x) {
       const std::int64_t j = r.keys[x];
       ++rows_seeing_[j];
-      const double sx = sigma[x], ux = ds_up[x], ex = ph_err[x], hx = ph_hat[x];
+      const double sx = kWithDk ? sigma_[x] : 0, ux = kWithDk ? ds_up_[x] : 0, ex = ph_err_[x], hx = ph_hat_[x];
       const double *__restrict q = q_.data(), *__restrict dout = dout_.data();
       double* __restrict sq = acc_sq_.data() + j * d;
       double* __restrict dsq = acc_dsq_.data() + j * d;
       double* __restrict pdo = acc_pdo_.data() + j * d;
       double* __restrict phdo = acc_phdo_.data() + j * d;
       for (std::int64_t c = 0; c < d; ++c) {
-        const double aq = std::fabs(q[c]), ado = std::fabs(dout[c]);
-        sq[c] += sx * aq;
-        dsq[c] += ux * aq;
+        if constexpr (kWithDk) {
+          const double aq = std::fabs(q[c]);
+          sq[c] += sx * aq;
+          dsq[c] += ux * aq;
+        }
+        const double ado = std::fabs(dout[c]);
         pdo[c] += ex * ado;
         phdo[c] += hx * ado;
       }
     }
-    if (d_error_) d_error_shares(b, h, i, r);
   }
 
   // The shares of D's error e_i in this row's dQ and, accumulated per key, in dK
@@ -484,11 +496,12 @@ class GroupBounds {
     for (std::int64_t c = 0; c < d; ++c) out_.dq_from_d_error[o_index(b, i, h, c)] = sig_ * e * col_abs_[c];
   }
 
-  // An intermediate may exceed the dtype's range: the model gives no bound for the row's dQ and
-  // the columns it touches.
+  // dP or dS may exceed the dtype's range: the model gives no bound for the row's dQ and the dK
+  // columns it touches. The row's P is bounded, so its share of dV is added as usual.
   void unbounded_row(std::int64_t b, std::int64_t h, std::int64_t i, const Row& r) {
     for (std::int64_t c = 0; c < d_; ++c) out_.dq[o_index(b, i, h, c)] = kInf;
-    for (std::int64_t j : r.keys) column_unbounded_[j] = 1, ++rows_seeing_[j];
+    for (std::int64_t j : r.keys) dk_column_unbounded_[j] = 1;
+    add_column_terms<false>(r);
   }
 
   // |fl_dtype(fl(y^ * scale)) - scale y| with |y^ - y| <= s1 + g s2 and |y| <= s2.
@@ -512,11 +525,7 @@ class GroupBounds {
           out_.dk[at] = out_.dv[at] = 0;
           continue;
         }
-        if (column_unbounded_[j]) {
-          out_.dk[at] = out_.dv[at] = kInf;
-          continue;
-        }
-        out_.dk[at] = scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
+        out_.dk[at] = dk_column_unbounded_[j] ? kInf : scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
         if (d_error_) out_.dk_from_d_error[at] = sig_ * acc_pdq_[a];
         const double e = acc_pdo_[a] + g_k * acc_phdo_[a] + underflow;
         out_.dv[at] = e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs;
@@ -549,7 +558,7 @@ class GroupBounds {
   std::vector<double> acc_sq_, acc_dsq_, acc_pdo_, acc_phdo_;
   std::vector<double> acc_pdq_;  // sum_i P_ij e_i |q_ic| (dk_from_d_error)
   std::vector<std::int64_t> rows_seeing_;
-  std::vector<std::uint8_t> column_unbounded_;
+  std::vector<std::uint8_t> dk_column_unbounded_;
 };
 
 void require_shape(const HostTensor& t, const Shape& s, const char* name) {
