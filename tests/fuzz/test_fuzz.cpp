@@ -2,6 +2,7 @@
 // shrinking and replay of saved failures, progress output.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -114,6 +115,45 @@ TEST(CaseGenerator, CoversEveryKindShapeAndTheDomainEdge) {
   EXPECT_GT(head_dims.size(), 200u);  // nearly every head dim 1..256
   EXPECT_TRUE(head_dims.count(1) && head_dims.count(256));
   for (int count : {gqa, sq_lt_sk, sq_gt_sk, causal, local, none, backward, beyond_domain}) EXPECT_GT(count, n / 50);
+}
+
+// Half of the near-dtype-max cases scale the softmax by 1 / (sqrt(d) s^2) for inputs scaled by s,
+// so the logits stay moderate while dO . v passes fp16's maximum: the regime where the backward's
+// dP (naive) and dS (the flash kernels) overflow inside the domain. No other kind sets a scale.
+TEST(CaseGenerator, NearDtypeMaxKeepsTheLogitsModerateInHalfItsCases) {
+  GeneratorSettings g;
+  g.seed = 11;
+  int near_max = 0, moderate = 0, dp_beyond_fp16 = 0;
+  double largest_logit = 0;
+  for (std::uint64_t i = 0; i < 4000; ++i) {
+    const FuzzCase f = generate_case(g, i);
+    const Problem& p = f.c.problem;
+    if (f.kind != "near-dtype-max") {
+      EXPECT_FALSE(p.scale.has_value()) << f.kind;
+      continue;
+    }
+    ++near_max;
+    if (!p.scale) continue;
+    ++moderate;
+    const double s = effective_param(f.c.dist);
+    EXPECT_NEAR(*p.scale * std::sqrt(static_cast<double>(p.head_dim)) * s * s, 1, 1e-6);
+    if (p.dtype != DType::fp16 || moderate > 40) continue;
+    // The logits and dO . v of the first key of each row, for the first fp16 cases.
+    const Inputs in = generate_inputs(p, f.c.dist, f.c.seed);
+    for (std::int64_t r = 0; r < p.seqlen_q; ++r) {
+      double logit = 0, dp = 0;
+      for (std::int64_t c = 0; c < p.head_dim; ++c) {
+        logit += in.q.get(0, r, 0, c) * in.k.get(0, 0, 0, c);
+        dp += in.dout.get(0, r, 0, c) * in.v.get(0, 0, 0, c);
+      }
+      largest_logit = std::max(largest_logit, std::fabs(logit * *p.scale));
+      dp_beyond_fp16 += std::fabs(dp) > 65504;
+    }
+  }
+  ASSERT_GT(near_max, 200);
+  EXPECT_NEAR(moderate, near_max / 2.0, 4 * std::sqrt(near_max / 4.0));
+  EXPECT_LT(largest_logit, 16);
+  EXPECT_GT(dp_beyond_fp16, 0);
 }
 
 // ---- shards ----
