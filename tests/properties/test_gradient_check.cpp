@@ -3,6 +3,7 @@
 // judges with stays the tensor's own.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -73,6 +74,47 @@ TEST(GradientCheck, FailsANanGradient) {
   c.seed = 3;
   ScaledDk nan_dk(std::nan(""));
   const Outcome o = gradient_finite_differences(nan_dk, c);
+  EXPECT_FALSE(o.holds);
+  EXPECT_EQ(o.why.rfind("dK:", 0), 0u) << o.why;
+}
+
+// fp16 logits of 1e10 (the `slow` label's random seed 10719917999018616841 drew it): one dK
+// element of the flash kernels is inf where the exact value is finite, admitted by the check
+// because its rigorous bound (4e5) reaches past fp16's range. <dK, u> is then inf: dK is left
+// not judged, as the check's admission says it may be, instead of failing. An inf the check does
+// not admit still fails (the twin below).
+TEST(GradientCheck, LeavesATensorWithAnAdmittedInfinityNotJudged) {
+  Case c;
+  c.impl = "fa2-deterministic";
+  c.backward = true;
+  c.problem.dtype = DType::fp16;
+  c.problem.heads_q = 2;
+  c.problem.seqlen_q = 1;
+  c.problem.seqlen_k = 128;
+  c.problem.head_dim = 2;
+  c.problem.window_right = 0;  // causal
+  c.dist = Distribution{Distribution::Kind::large_logits, 1e10};
+  c.seed = 0;
+  AttentionImpl& fa2 = *find_implementation(c.impl);
+  if (!fa2.unsupported_reason(c.problem, true).empty()) GTEST_SKIP() << fa2.unsupported_reason(c.problem, true);
+  const Outcome o = gradient_finite_differences(fa2, c);
+  EXPECT_TRUE(o.holds) << o.why;
+  ASSERT_FALSE(o.tags.empty());
+  EXPECT_NE(std::find(o.tags.begin(), o.tags.end(), "dK not judged (an infinity the check admits)"), o.tags.end())
+      << o.tags.front();
+}
+
+TEST(GradientCheck, FailsAnInfinityTheCheckDoesNotAdmit) {
+  Case c;
+  c.impl = "naive";
+  c.backward = true;
+  c.problem.heads_q = 2;
+  c.problem.seqlen_q = 5;
+  c.problem.seqlen_k = 7;
+  c.problem.head_dim = 8;
+  c.seed = 3;
+  ScaledDk inf_dk(INFINITY);
+  const Outcome o = gradient_finite_differences(inf_dk, c);
   EXPECT_FALSE(o.holds);
   EXPECT_EQ(o.why.rfind("dK:", 0), 0u) << o.why;
 }
