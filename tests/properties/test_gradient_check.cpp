@@ -61,9 +61,8 @@ TEST(GradientCheck, ShrinksTheStepUntilTheTruncationBoundFits) {
   EXPECT_EQ(wrong.why.rfind("dK:", 0), 0u) << wrong.why;
 }
 
-// A NaN gradient fails the check (its sums are NaN, which no allowance compares with), rather
-// than leaving the tensor "not judged".
-TEST(GradientCheck, FailsANanGradient) {
+// A small fp16 backward case for the naive baseline.
+Case small_backward_case() {
   Case c;
   c.impl = "naive";
   c.backward = true;
@@ -72,11 +71,20 @@ TEST(GradientCheck, FailsANanGradient) {
   c.problem.seqlen_k = 7;
   c.problem.head_dim = 8;
   c.seed = 3;
-  ScaledDk nan_dk(std::nan(""));
-  const Outcome o = gradient_finite_differences(nan_dk, c);
-  EXPECT_FALSE(o.holds);
+  return c;
+}
+
+// dK multiplied by `factor` fails the check on dK.
+void expect_dk_fails(double factor) {
+  ScaledDk broken(factor);
+  const Outcome o = gradient_finite_differences(broken, small_backward_case());
+  EXPECT_FALSE(o.holds) << factor;
   EXPECT_EQ(o.why.rfind("dK:", 0), 0u) << o.why;
 }
+
+// A NaN gradient fails the check (its sums are NaN, which no allowance compares with), rather
+// than leaving the tensor "not judged".
+TEST(GradientCheck, FailsANanGradient) { expect_dk_fails(std::nan("")); }
 
 // fp16 logits of 1e10 (the `slow` label's random seed 10719917999018616841 drew it): one dK
 // element of the flash kernels is inf where the exact value is finite, admitted by the check
@@ -104,20 +112,7 @@ TEST(GradientCheck, LeavesATensorWithAnAdmittedInfinityNotJudged) {
       << o.tags.front();
 }
 
-TEST(GradientCheck, FailsAnInfinityTheCheckDoesNotAdmit) {
-  Case c;
-  c.impl = "naive";
-  c.backward = true;
-  c.problem.heads_q = 2;
-  c.problem.seqlen_q = 5;
-  c.problem.seqlen_k = 7;
-  c.problem.head_dim = 8;
-  c.seed = 3;
-  ScaledDk inf_dk(INFINITY);
-  const Outcome o = gradient_finite_differences(inf_dk, c);
-  EXPECT_FALSE(o.holds);
-  EXPECT_EQ(o.why.rfind("dK:", 0), 0u) << o.why;
-}
+TEST(GradientCheck, FailsAnInfinityTheCheckDoesNotAdmit) { expect_dk_fails(INFINITY); }
 
 }  // namespace
 }  // namespace flashproof::properties
