@@ -36,22 +36,30 @@ class ScaledDk final : public AttentionImpl {
   double factor_;
 };
 
+// A backward case with two query heads on one K/V head (the problem's defaults otherwise).
+Case backward_case(const char* impl, DType dtype, std::int64_t seqlen_q, std::int64_t seqlen_k,
+                   std::int64_t head_dim, Distribution dist, std::uint64_t seed) {
+  Case c;
+  c.impl = impl;
+  c.backward = true;
+  c.problem.dtype = dtype;
+  c.problem.heads_q = 2;
+  c.problem.seqlen_q = seqlen_q;
+  c.problem.seqlen_k = seqlen_k;
+  c.problem.head_dim = head_dim;
+  c.dist = dist;
+  c.seed = seed;
+  return c;
+}
+
 // fp32, one dominant key (the property suite's random seed 779 drew it): <dK, u> is about 5700
 // times dK's allowance, and at the first step, 2^-30 of the largest key element, the truncation
 // bound is 15 times that allowance. dK off by 2^-10 is 5.5 allowances off: caught once the step
 // has shrunk so that the bound fits an eighth of the allowance, not with the first step's bound
 // added. The baseline itself holds.
 TEST(GradientCheck, ShrinksTheStepUntilTheTruncationBoundFits) {
-  Case c;
-  c.impl = "naive";
-  c.backward = true;
-  c.problem.dtype = DType::fp32;
-  c.problem.heads_q = 2;
-  c.problem.seqlen_q = 255;
-  c.problem.seqlen_k = 63;
-  c.problem.head_dim = 1;
-  c.dist = Distribution{Distribution::Kind::dominant_key, 0};
-  c.seed = 333989917;
+  const Case c = backward_case("naive", DType::fp32, 255, 63, 1, Distribution{Distribution::Kind::dominant_key, 0},
+                               333989917);
   const Outcome baseline = gradient_finite_differences(*find_implementation("naive"), c);
   EXPECT_TRUE(baseline.holds) << baseline.why;
   EXPECT_TRUE(baseline.tags.empty()) << baseline.tags.front();
@@ -61,23 +69,10 @@ TEST(GradientCheck, ShrinksTheStepUntilTheTruncationBoundFits) {
   EXPECT_EQ(wrong.why.rfind("dK:", 0), 0u) << wrong.why;
 }
 
-// A small fp16 backward case for the naive baseline.
-Case small_backward_case() {
-  Case c;
-  c.impl = "naive";
-  c.backward = true;
-  c.problem.heads_q = 2;
-  c.problem.seqlen_q = 5;
-  c.problem.seqlen_k = 7;
-  c.problem.head_dim = 8;
-  c.seed = 3;
-  return c;
-}
-
-// dK multiplied by `factor` fails the check on dK.
+// dK multiplied by `factor` fails the check on dK (a small fp16 case of normal inputs).
 void expect_dk_fails(double factor) {
   ScaledDk broken(factor);
-  const Outcome o = gradient_finite_differences(broken, small_backward_case());
+  const Outcome o = gradient_finite_differences(broken, backward_case("naive", DType::fp16, 5, 7, 8, {}, 3));
   EXPECT_FALSE(o.holds) << factor;
   EXPECT_EQ(o.why.rfind("dK:", 0), 0u) << o.why;
 }
@@ -92,17 +87,8 @@ TEST(GradientCheck, FailsANanGradient) { expect_dk_fails(std::nan("")); }
 // not judged, as the check's admission says it may be, instead of failing. An inf the check does
 // not admit still fails (the twin below).
 TEST(GradientCheck, LeavesATensorWithAnAdmittedInfinityNotJudged) {
-  Case c;
-  c.impl = "fa2-deterministic";
-  c.backward = true;
-  c.problem.dtype = DType::fp16;
-  c.problem.heads_q = 2;
-  c.problem.seqlen_q = 1;
-  c.problem.seqlen_k = 128;
-  c.problem.head_dim = 2;
+  Case c = backward_case("fa2-deterministic", DType::fp16, 1, 128, 2, Distribution{Distribution::Kind::large_logits, 1e10}, 0);
   c.problem.window_right = 0;  // causal
-  c.dist = Distribution{Distribution::Kind::large_logits, 1e10};
-  c.seed = 0;
   AttentionImpl& fa2 = *find_implementation(c.impl);
   if (!fa2.unsupported_reason(c.problem, true).empty()) GTEST_SKIP() << fa2.unsupported_reason(c.problem, true);
   const Outcome o = gradient_finite_differences(fa2, c);
