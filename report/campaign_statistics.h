@@ -23,7 +23,11 @@ struct TensorStats {
   // Judged cases with a compared element whose rigorous bound is infinite (rule 2 cannot judge
   // it); those where no element had a finite bound are left out of error_over_bound.
   std::size_t unbounded = 0;
-  BaselineRatio baseline_ratio;                       // errors.max_abs / baseline_errors.max_abs
+  CaseRatio baseline_ratio;                           // errors.max_abs / baseline_errors.max_abs
+  // errors.max_abs / rule 3's tolerance, where the rule applies: 1 or more is a rule-3 report.
+  // Read beside baseline_ratio: a large ratio to naive's error with a margin below 1 is a case
+  // where naive's error was below the rounding-noise floor, which then sets the tolerance.
+  CaseRatio regression_margin;
 };
 
 struct ImplStats {

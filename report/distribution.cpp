@@ -57,9 +57,9 @@ void BoundHistogram::add(double error_over_bound) {
   if (!max || less_with_nan_greatest(*max, error_over_bound)) max = error_over_bound;
 }
 
-void BaselineRatio::add(double max_abs, double baseline_max_abs) {
-  const double ratio = max_abs / baseline_max_abs;
-  if (baseline_max_abs == 0 || std::isnan(ratio)) {
+void CaseRatio::add(double numerator, double denominator) {
+  const double ratio = numerator / denominator;
+  if (denominator == 0 || std::isnan(ratio)) {
     ++skipped;
     return;
   }

@@ -41,12 +41,13 @@ struct BoundHistogram {
   void add(double error_over_bound);
 };
 
-// errors.max_abs / baseline_errors.max_abs over cases; a case whose baseline error is 0, or
-// whose ratio is undefined (a NaN, inf/inf), is skipped and counted.
-struct BaselineRatio {
+// One ratio per case: errors.max_abs over the naive baseline's max_abs, or over rule 3's
+// tolerance. A case whose denominator is 0, or whose ratio is undefined (a NaN, inf/inf), is
+// skipped and counted.
+struct CaseRatio {
   std::vector<double> ratios;
   std::size_t skipped = 0;
-  void add(double max_abs, double baseline_max_abs);
+  void add(double numerator, double denominator);
   Distribution summary() const { return distribution_of(ratios); }
 };
 

@@ -19,6 +19,9 @@ TensorResult tensor_from_json(const Json& t) {
     r.max_rel = read_number(e->find("max_rel"));
     r.max_abs = read_number(e->find("max_abs"));
   }
+  const Json* applies = t.find("regression_applies");
+  if (applies == nullptr || applies->type != Json::Type::boolean || applies->boolean)
+    r.regression_tolerance = read_number(t.find("tolerance"));
   if (const Json* b = t.find("baseline_errors")) {
     r.baseline_max_abs = read_number(b->find("max_abs"));
     // Where the baseline is NaN or inf against a finite exact value its error is unbounded, and

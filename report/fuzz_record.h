@@ -17,6 +17,9 @@ struct TensorResult {
   bool regression = false;  // SPEC rule 3 reported (error above k x the naive baseline's + floor)
   std::optional<double> max_ulps, max_rel, max_abs;
   std::optional<double> baseline_max_abs;  // the naive baseline's max_abs on the same inputs; NaN where it is not finite
+  // Rule 3's tolerance (k x the baseline's error + the rounding-noise floor); absent where the
+  // record says the rule does not apply (regression_applies false) or gives none.
+  std::optional<double> regression_tolerance;
   // rigorous_bound.max_error_over_bound; absent where no compared element had a finite bound
   // (the check reports 0 there, which would read as a perfectly tight pass).
   std::optional<double> error_over_bound;

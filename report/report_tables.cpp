@@ -67,22 +67,25 @@ Table status_table(const DtypeReport& d) {
 
 Table error_table(const DtypeReport& d) {
   Table t = table({"implementation", "tensor", "cases", "pass", "fail", "out-of-domain", "rule 3", "max",
-                   "p50", "p99", "max", "p50", "p99", "median", "max"},
+                   "p50", "p99", "max", "p50", "p99", "median", "max", "max"},
                   {Column::text, Column::text, Column::number, Column::number, Column::alert_count,
                    Column::number, Column::number, Column::number, Column::number, Column::number,
-                   Column::number, Column::number, Column::number, Column::number, Column::number});
+                   Column::number, Column::number, Column::number, Column::number, Column::number,
+                   Column::number});
   t.groups = {{"", 3},
               {"verdicts", 4},
               {"error in ULPs", 3},
               {"relative error", 3},
-              {"error / naive's error", 2}};
+              {"error / naive's error", 2},
+              {"error / rule 3 tolerance", 1}};
   for (const ImplStats& s : d.stats.impls)
     for (const TensorStats& x : s.tensors) {
       const Distribution ratio = x.baseline_ratio.summary();
       t.rows.push_back({s.impl, x.name, count(x.cases), count(x.pass), count(x.fail),
                         count(x.out_of_domain), count(x.regression), number_text(x.ulps.max), number_text(x.ulps.p50),
                         number_text(x.ulps.p99), number_text(x.rel.max), number_text(x.rel.p50),
-                        number_text(x.rel.p99), number_text(ratio.p50), number_text(ratio.max)});
+                        number_text(x.rel.p99), number_text(ratio.p50), number_text(ratio.max),
+                        number_text(x.regression_margin.summary().max)});
     }
   return t;
 }

@@ -19,7 +19,12 @@ inline constexpr const char* kPercentileNote =
 inline constexpr const char* kRatioNote =
     "error / naive's error: errors.max_abs / baseline_errors.max_abs per case (the naive "
     "implementation's error on the same inputs); cases where the naive error is 0, or where naive "
-    "returned NaN or inf for a finite exact value (its error is unbounded there), are skipped.";
+    "returned NaN or inf for a finite exact value (its error is unbounded there), are skipped. "
+    "error / rule 3 tolerance: errors.max_abs / tolerance per case, over the cases where rule 3 "
+    "applies (tolerance: k times naive's error plus a rounding-noise floor of 1 unit at the "
+    "tensor's largest magnitude); 1 or more is a rule-3 report. A large ratio to naive's error "
+    "with this ratio below 1 means naive's error was below the floor, which then sets the "
+    "tolerance.";
 inline constexpr const char* kBoundNote =
     "error / bound: rigorous_bound.max_error_over_bound, the largest ratio of an element's error "
     "to "

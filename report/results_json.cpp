@@ -43,7 +43,7 @@ Json histogram_json(const BoundHistogram& h) {
   return j;
 }
 
-Json ratio_json(const BaselineRatio& r) {
+Json ratio_json(const CaseRatio& r) {
   const Distribution d = r.summary();
   Json j = json_object();
   add(j, "cases", count(d.count));
@@ -64,6 +64,7 @@ Json tensor_json(const TensorStats& t) {
   add(j, "error_over_bound", histogram_json(t.error_over_bound));
   add(j, "unbounded", count(t.unbounded));
   add(j, "baseline_ratio", ratio_json(t.baseline_ratio));
+  add(j, "regression_margin", ratio_json(t.regression_margin));
   return j;
 }
 

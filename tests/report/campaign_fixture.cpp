@@ -34,9 +34,11 @@ std::string metrics(double ulps, double rel, double abs, long long nan_mismatch 
 
 std::string tensor(const TensorSpec& t) {
   return "{\"name\": " + quoted(t.name) + ", \"verdict\": " + quoted(t.verdict) +
-         ", \"tolerance\": 0.0019441231640973243, \"max_reference_bound\": 2.0994975127877456e-15, "
+         ", \"tolerance\": " + json_number(t.tolerance) +
+         ", \"max_reference_bound\": 2.0994975127877456e-15, "
          "\"beyond_range\": 0, \"overflow_as_inf\": 0, \"finite_beyond_range\": 0, "
-         "\"regression_applies\": true, \"regression\": " + std::string(t.regression ? "true" : "false") +
+         "\"regression_applies\": " + std::string(t.regression_applies ? "true" : "false") +
+         ", \"regression\": " + std::string(t.regression ? "true" : "false") +
          ", \"rigorous_bound\": {\"above\": 0, \"unbounded\": " + std::to_string(t.unbounded) + ", "
          "\"inf_within_bound\": 0, \"max_bound\": 0.0015059282413822277, "
          "\"max_error_over_bound\": " +

@@ -19,6 +19,8 @@ struct TensorSpec {
   bool regression = false;  // the check's rule-3 flag
   long long baseline_nan = 0;  // elements where the naive baseline is NaN (baseline_errors.nan_mismatch)
   long long unbounded = 0;     // of the 320 compared elements, those with no finite bound
+  double tolerance = 0.0019441231640973243;  // rule 3's
+  bool regression_applies = true;
 };
 
 struct RecordSpec {

@@ -131,6 +131,15 @@ TEST_F(StandardReport, RatioToTheNaiveBaselineSkipsZeroBaselines) {
   EXPECT_EQ(number_at(bf16, {"max"}), 2);
 }
 
+TEST_F(StandardReport, RatioToRule3sToleranceIsInResultsJson) {
+  // fa2 O: 2e-4, 9e-4 and inf over the fixture's tolerance 0.0019441231640973243.
+  const Json& fa2 = at(tensor_of(results, "fp16", "fa2", "O"), {"regression_margin"});
+  EXPECT_EQ(text_at(fa2, {"cases"}), "3");
+  EXPECT_EQ(text_at(fa2, {"skipped"}), "0");
+  EXPECT_NEAR(number_at(fa2, {"median"}), 9e-4 / 0.0019441231640973243, 1e-3);
+  EXPECT_EQ(text_at(fa2, {"max"}), "inf");
+}
+
 TEST_F(StandardReport, ListsWorstCasesByErrorOverBoundWithTiesByUlps) {
   const Json& fp16 = at(dtype_of(results, "fp16"), {"worst_cases"});
   ASSERT_EQ(fp16.items.size(), 5u);

@@ -62,8 +62,8 @@ TEST(BoundHistogram, PutsEdgesInTheUpperBucketAndNaNLast) {
   EXPECT_EQ(bound_bucket_label(5), ">= 1");
 }
 
-TEST(BaselineRatio, SkipsZeroBaselinesAndUndefinedRatios) {
-  BaselineRatio r;
+TEST(CaseRatio, SkipsZeroBaselinesAndUndefinedRatios) {
+  CaseRatio r;
   r.add(2, 1);
   r.add(1, 0);        // baseline 0: skipped
   r.add(kInf, kInf);  // undefined: skipped
@@ -78,7 +78,7 @@ TEST(BaselineRatio, SkipsZeroBaselinesAndUndefinedRatios) {
 
 // Where the naive baseline is NaN or inf (a finite exact value), its max_abs covers only its finite
 // elements and is not its error: that case's ratio is skipped, not taken against it.
-TEST(BaselineRatio, SkipsCasesWhoseBaselineIsNotFinite) {
+TEST(CaseRatio, SkipsCasesWhoseBaselineIsNotFinite) {
   auto record = [](long long index, double baseline_abs, long long baseline_nan) {
     testing::RecordSpec r;
     r.index = index;
@@ -98,10 +98,39 @@ TEST(BaselineRatio, SkipsCasesWhoseBaselineIsNotFinite) {
   ASSERT_EQ(stats.size(), 1u);
   ASSERT_EQ(stats[0].impls.size(), 1u);
   ASSERT_EQ(stats[0].impls[0].tensors.size(), 1u);
-  const BaselineRatio& ratio = stats[0].impls[0].tensors[0].baseline_ratio;
+  const CaseRatio& ratio = stats[0].impls[0].tensors[0].baseline_ratio;
   EXPECT_EQ(ratio.skipped, 1u);
   ASSERT_EQ(ratio.ratios.size(), 1u);
   EXPECT_DOUBLE_EQ(ratio.ratios[0], 2);
+}
+
+// Rule 3's margin is errors.max_abs / tolerance, over the cases where the rule applies: a case with
+// a nearly exact naive baseline has a huge ratio to naive's error but a margin below 1 (the floor
+// sets its tolerance), and a case the rule does not judge (regression_applies false) is left out.
+TEST(CaseRatio, RegressionMarginIsTheErrorOverRule3sToleranceWhereTheRuleApplies) {
+  auto record = [](long long index, double baseline_abs, double tolerance, bool applies) {
+    testing::RecordSpec r;
+    r.index = index;
+    r.impl = "fa2";
+    testing::TensorSpec o;
+    o.name = "O";
+    o.max_abs = 2e-3;
+    o.baseline_max_abs = baseline_abs;
+    o.tolerance = tolerance;
+    o.regression_applies = applies;
+    r.tensors = {o};
+    return fuzz_record_from_json(parse_json(testing::record_line(r)));
+  };
+  const std::vector<DtypeStats> stats = campaign_statistics(
+      {record(0, 1e-40, 4e-3, true), record(1, 1e-3, 1e-3, true), record(2, 1e-3, 1e-4, false)});
+  ASSERT_EQ(stats.size(), 1u);
+  const TensorStats& o = stats[0].impls.at(0).tensors.at(0);
+  EXPECT_DOUBLE_EQ(*o.baseline_ratio.summary().max, 2e37);
+  const Distribution margin = o.regression_margin.summary();
+  EXPECT_EQ(margin.count, 2u);
+  EXPECT_EQ(o.regression_margin.skipped, 0u);
+  EXPECT_DOUBLE_EQ(*margin.max, 2);
+  EXPECT_DOUBLE_EQ(*margin.p50, 0.5);
 }
 
 // The check reports error / bound 0 where no compared element has a finite bound; the report counts
