@@ -21,6 +21,7 @@ h3 { font-size: 17px; margin: 28px 0 6px; }
 table { border-collapse: collapse; margin: 8px 0 16px; font-size: 14px; }
 th, td { border: 1px solid #c8c8c8; padding: 4px 9px; vertical-align: top; white-space: nowrap; }
 th { background: #eef2f7; font-weight: 600; }
+th.group { white-space: normal; }  /* a group over one narrow column wraps, not widens it */
 td.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.alert { background: #fde0de; color: #8a1010; font-weight: bold; }
 td.code { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; overflow-wrap: anywhere;
@@ -84,7 +85,7 @@ std::string html_table(const Table& t) {
   if (!t.groups.empty()) {
     s << "<tr>";
     for (const auto& [group, span] : t.groups)
-      s << "<th colspan=\"" << span << "\">" << html_escape(group) << "</th>";
+      s << "<th class=\"group\" colspan=\"" << span << "\">" << html_escape(group) << "</th>";
     s << "</tr>\n";
   }
   s << "<tr>";
