@@ -33,7 +33,7 @@ int run_fuzz_command(Args a) {
       spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next()));
     } else if (arg == "--minutes") {
       const std::string_view v = item.next();
-      const double m = parse_float(arg, v);
+      const double m = parse_number<double>(arg, v);
       if (!(m > 0)) throw UsageError("--minutes must be positive, got " + std::string(v));
       spec.minutes = m;
     } else if (arg == "--shard") {

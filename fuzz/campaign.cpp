@@ -146,6 +146,10 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   if (!spec.cases && !spec.minutes) throw std::invalid_argument("give the campaign's size: --cases N or --minutes M");
   if (spec.cases && spec.minutes) throw std::invalid_argument("give --cases or --minutes, not both");
   if (spec.minutes && !(*spec.minutes > 0)) throw std::invalid_argument("--minutes must be positive");
+  if (spec.minutes && !(*spec.minutes <= kMaxMinutes))
+    throw std::invalid_argument((std::ostringstream() << "--minutes must be at most " << static_cast<long long>(kMaxMinutes)
+                                                      << " (ten years), got " << *spec.minutes)
+                                    .str());
   if (spec.impls.empty()) throw std::invalid_argument("no implementation to fuzz");
   if (spec.generator.dtypes.empty()) throw std::invalid_argument("no dtype to fuzz");
   if (spec.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");

@@ -15,11 +15,15 @@
 
 namespace flashproof::fuzz {
 
+// The longest --minutes: ten years. A longer span would overflow the clock's deadline (which then
+// lies in the past, and the campaign would end at once with no case).
+inline constexpr double kMaxMinutes = 10 * 365.25 * 24 * 60;
+
 struct CampaignSpec {
   GeneratorSettings generator;
   std::vector<std::string> impls;      // registered names
   std::optional<std::uint64_t> cases;  // case indices 0 .. cases-1 (those of this shard) ...
-  std::optional<double> minutes;       // ... or as many as fit in this time
+  std::optional<double> minutes;       // ... or as many as fit in this time (at most kMaxMinutes)
   Shard shard;
   std::string out;                     // the campaign directory
   int jobs = 1;                        // children at once
