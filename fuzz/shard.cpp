@@ -1,5 +1,6 @@
 #include "fuzz/shard.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <stdexcept>
@@ -42,10 +43,26 @@ Shard parse_shard(std::string_view text) {
 std::optional<Shard> shard_from_environment(std::optional<std::uint64_t> count) {
   if (const auto task = env_number("SLURM_ARRAY_TASK_ID")) {
     const std::uint64_t min = env_number("SLURM_ARRAY_TASK_MIN").value_or(0);
-    const auto n = count ? count : env_number("SLURM_ARRAY_TASK_COUNT");
+    const auto array_count = env_number("SLURM_ARRAY_TASK_COUNT");
+    const auto n = count ? count : array_count;
     if (!n) throw std::invalid_argument("SLURM_ARRAY_TASK_ID is set but not SLURM_ARRAY_TASK_COUNT; give --shard-count");
     if (*task < min) throw std::invalid_argument("SLURM_ARRAY_TASK_ID is below SLURM_ARRAY_TASK_MIN");
-    return checked(*task - min, *n, "Slurm array task");
+    // A stepped array (--array=10-20:2) numbers its tasks min, min + step, ..., max; the shard is
+    // the task's place in that sequence. An index list that is not evenly spaced (--array=1,2,4)
+    // has no such place: refused, since a guessed one would leave some shards unrun.
+    std::uint64_t step = 1;
+    if (const auto max = env_number("SLURM_ARRAY_TASK_MAX"); max && array_count && *array_count > 1) {
+      if (*max < min || (*max - min) % (*array_count - 1) != 0)
+        throw std::invalid_argument("Slurm array indices " + std::to_string(min) + "-" + std::to_string(*max) + " in " +
+                                    std::to_string(*array_count) +
+                                    " tasks are not evenly spaced (an index list?); give --shard i/n");
+      step = std::max<std::uint64_t>((*max - min) / (*array_count - 1), 1);
+    }
+    if ((*task - min) % step != 0)
+      throw std::invalid_argument("SLURM_ARRAY_TASK_ID " + std::to_string(*task) + " is not " +
+                                  std::to_string(min) + " plus a multiple of the array's step " +
+                                  std::to_string(step) + " (an index list?); give --shard i/n");
+    return checked((*task - min) / step, *n, "Slurm array task");
   }
   if (const auto index = env_number("JOB_COMPLETION_INDEX")) {
     if (!count)

@@ -19,8 +19,9 @@ struct Shard {
 Shard parse_shard(std::string_view text);
 
 // The shard a cluster scheduler assigned, when --shard is not given:
-// - Slurm job arrays: SLURM_ARRAY_TASK_ID minus SLURM_ARRAY_TASK_MIN (0 when unset) of
-//   SLURM_ARRAY_TASK_COUNT (or `count` when given);
+// - Slurm job arrays: the task's place in SLURM_ARRAY_TASK_MIN (0 when unset), min + step, ...,
+//   SLURM_ARRAY_TASK_MAX, of SLURM_ARRAY_TASK_COUNT (or `count` when given); step is
+//   (max - min) / (count - 1), 1 without a max; indices that are not evenly spaced are refused;
 // - Kubernetes Indexed Jobs: JOB_COMPLETION_INDEX of `count` (required: the Job's completions).
 // nullopt when neither is set. Throws std::invalid_argument for values that make no shard.
 std::optional<Shard> shard_from_environment(std::optional<std::uint64_t> count);

@@ -186,6 +186,46 @@ TEST(Shard, FromSlurmAndKubernetes) {
   ::unsetenv("JOB_COMPLETION_INDEX");
 }
 
+// A stepped Slurm array (--array=10-20:2: tasks 10, 12, ..., 20, six of them) numbers the shards
+// by the task's place in the sequence; reading ID - MIN as the shard ran shards 0, 2, 4 and failed
+// the tasks past the count, so shards 1, 3, 5 never ran. An index list that is not evenly spaced
+// has no such numbering and is refused in every task, or in at least one (a task off the step).
+TEST(Shard, FromASteppedSlurmArray) {
+  ::unsetenv("JOB_COMPLETION_INDEX");
+  ::setenv("SLURM_ARRAY_TASK_MIN", "10", 1);
+  ::setenv("SLURM_ARRAY_TASK_MAX", "20", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "6", 1);
+  std::set<std::string> shards;
+  for (int id = 10; id <= 20; id += 2) {
+    ::setenv("SLURM_ARRAY_TASK_ID", std::to_string(id).c_str(), 1);
+    const std::optional<Shard> s = shard_from_environment(std::nullopt);
+    ASSERT_TRUE(s) << id;
+    shards.insert(s->text());
+  }
+  EXPECT_EQ(shards, (std::set<std::string>{"0/6", "1/6", "2/6", "3/6", "4/6", "5/6"}));
+  ::setenv("SLURM_ARRAY_TASK_ID", "13", 1);  // not on the step
+  EXPECT_THROW(shard_from_environment(std::nullopt), std::invalid_argument);
+  // --array=1,2,4: min 1, max 4, three tasks: 3 / 2 is no whole step.
+  ::setenv("SLURM_ARRAY_TASK_MIN", "1", 1);
+  ::setenv("SLURM_ARRAY_TASK_MAX", "4", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "3", 1);
+  ::setenv("SLURM_ARRAY_TASK_ID", "2", 1);
+  EXPECT_THROW(shard_from_environment(std::nullopt), std::invalid_argument);
+  // --array=0,1,2,6: the step would be 2, and task 1 is off it.
+  ::setenv("SLURM_ARRAY_TASK_MIN", "0", 1);
+  ::setenv("SLURM_ARRAY_TASK_MAX", "6", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+  ::setenv("SLURM_ARRAY_TASK_ID", "1", 1);
+  EXPECT_THROW(shard_from_environment(std::nullopt), std::invalid_argument);
+  // A plain range with MAX set: 3 of --array=0-7 is shard 3/8.
+  ::setenv("SLURM_ARRAY_TASK_MAX", "7", 1);
+  ::setenv("SLURM_ARRAY_TASK_COUNT", "8", 1);
+  ::setenv("SLURM_ARRAY_TASK_ID", "3", 1);
+  EXPECT_EQ(shard_from_environment(std::nullopt)->text(), "3/8");
+  for (const char* v : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_COUNT"})
+    ::unsetenv(v);
+}
+
 // The union of the shards' records is the unsharded campaign's, case for case.
 TEST(Campaign, ShardsTogetherRunExactlyTheUnshardedCases) {
   const fs::path whole = fresh_dir("whole");
