@@ -111,6 +111,22 @@ void claim_directory(const CampaignSpec& s) {
   if (!out) throw std::invalid_argument("cannot write " + file.string());
 }
 
+// ended.json: written when a run ends by itself (every case of the shard ran, or its minutes ran
+// out) and removed when a run starts, so a directory without it was killed or is still running;
+// `flashproof report` warns about such an input. Written to a temporary name and renamed, so the
+// file is whole or absent.
+void write_end_marker(const CampaignSpec& s, std::uint64_t records) {
+  const fs::path file = fs::path(s.out) / "ended.json", partial = fs::path(s.out) / "ended.json.partial";
+  {
+    std::ofstream out(partial);
+    out << "{\"format\": \"flashproof-campaign-end\", \"version\": 1, \"ended\": " << json_quote(utc_now())
+        << ", \"records\": " << records << ", \"why\": "
+        << json_quote(s.cases ? "every case of the shard ran" : "the --minutes ran out") << "}\n";
+    if (!out) throw std::invalid_argument("cannot write " + partial.string());
+  }
+  fs::rename(partial, file);
+}
+
 // The record's "where" (the check names it: host, gpu, emulated); empty for a crash.
 std::string where_of(const std::string& record_json) {
   try {
@@ -171,6 +187,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   fs::create_directories(fs::path(spec.out) / ".work", ec);
   if (ec || !fs::is_directory(spec.out)) throw std::invalid_argument("cannot create the campaign directory " + spec.out);
   claim_directory(spec);
+  fs::remove(fs::path(spec.out) / "ended.json", ec);  // this run has not ended (write_end_marker)
 
   ResultsLog log((fs::path(spec.out) / "cases.jsonl").string());
   std::ofstream seeds(fs::path(spec.out) / "progress.log", std::ios::app);
@@ -313,6 +330,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   result.fail = log.count("fail");
   result.out_of_domain = log.count("out-of-domain");
   result.crash = log.count("crash");
+  write_end_marker(spec, log.records());
   return result;
 }
 

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -33,6 +34,59 @@ Json read_campaign_json(const fs::path& dir, std::vector<std::string>& warnings)
   } catch (const std::invalid_argument& e) {
     warnings.push_back(path.string() + ": " + e.what() + "; ignored");
     return Json{};
+  }
+}
+
+// ended.json (fuzz/campaign.cpp, write_end_marker). Only asked of inputs with a campaign.json: one
+// without has been warned about already.
+Json read_end_marker(const fs::path& dir, const Json& campaign, std::vector<std::string>& warnings) {
+  if (campaign.type == Json::Type::null) return Json{};
+  const fs::path path = dir / "ended.json";
+  std::ifstream in(path);
+  if (!in) {
+    warnings.push_back(dir.string() +
+                       ": no ended.json: the campaign was killed, is still running, or predates end "
+                       "markers; the report holds the cases it had finished");
+    return Json{};
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    Json ended = parse_json(text.str());
+    if (read_string(ended.find("format")) == "flashproof-campaign-end") return ended;
+    warnings.push_back(path.string() + ": not a campaign end marker; ignored");
+  } catch (const std::invalid_argument& e) {
+    warnings.push_back(path.string() + ": " + e.what() + "; ignored");
+  }
+  return Json{};
+}
+
+// One warning per campaign (seed and shard count, from campaign.json) whose shards are not all
+// among the inputs: a cluster's merge job runs after the array whatever became of its tasks.
+void warn_about_missing_shards(MergedCampaigns& merged) {
+  std::map<std::pair<std::string, long long>, std::set<long long>> shards;
+  for (const CampaignInput& in : merged.inputs) {
+    const Json* shard = campaign_parameter(in.campaign, "shard");
+    if (shard == nullptr || shard->type != Json::Type::object) continue;
+    const long long index = shard->find("index") ? shard->find("index")->integer(-1) : -1;
+    const long long count = shard->find("count") ? shard->find("count")->integer(-1) : -1;
+    if (count < 2 || index < 0 || index >= count) continue;
+    shards[{read_string(campaign_parameter(in.campaign, "seed")), count}].insert(index);
+  }
+  constexpr std::size_t kListed = 8;
+  for (const auto& [key, present] : shards) {
+    const auto& [seed, count] = key;
+    std::vector<long long> missing;
+    for (long long i = 0; i < count; ++i)
+      if (!present.count(i)) missing.push_back(i);
+    if (missing.empty()) continue;
+    std::string list;
+    for (std::size_t k = 0; k < missing.size() && k < kListed; ++k)
+      list += (k ? ", " : "") + std::to_string(missing[k]) + "/" + std::to_string(count);
+    if (missing.size() > kListed) list += " and " + std::to_string(missing.size() - kListed) + " more";
+    merged.warnings.push_back("campaign seed " + seed + " in " + std::to_string(count) + " shards: " +
+                              std::to_string(missing.size()) + " not among the inputs (" + list +
+                              "); the report covers part of the campaign");
   }
 }
 
@@ -97,9 +151,11 @@ MergedCampaigns merge_campaigns(const std::vector<std::string>& dirs) {
     CampaignInput input;
     input.dir = dir;
     input.campaign = read_campaign_json(dir, merged.warnings);
+    input.ended = read_end_marker(dir, input.campaign, merged.warnings);
     read_cases(dir, input, seen, merged);
     merged.inputs.push_back(std::move(input));
   }
+  warn_about_missing_shards(merged);
   if (merged.records.empty())
     throw std::invalid_argument("no valid record in " + std::to_string(dirs.size()) +
                                 (dirs.size() == 1 ? " input" : " inputs"));

@@ -15,6 +15,9 @@ namespace flashproof::report {
 struct CampaignInput {
   std::string dir;
   Json campaign;                  // campaign.json; null when missing or unreadable
+  // ended.json, which a campaign writes when it ends by itself; null when absent (killed or still
+  // running) or unreadable.
+  Json ended;
   std::size_t records = 0;        // records kept from this input
   std::size_t skipped_lines = 0;  // lines that are not a valid record (e.g. a truncated last one)
   std::size_t duplicates = 0;     // records whose key an earlier line or input already had
@@ -33,8 +36,10 @@ struct MergedCampaigns {
 // index, impl, the case's own seed); the first record of a key is kept, later ones are counted
 // as duplicates. The campaign seed is the record's campaign_seed, else campaign.json's seed; the
 // case's seed is in the key too, so that records whose campaign seed is unknown do not merge
-// different campaigns. Throws std::invalid_argument (one line) when a dir has no readable
-// cases.jsonl or no input holds a valid record.
+// different campaigns. Warns about an input with a campaign.json but no ended.json (it holds only
+// the cases it had finished) and about the shards of a campaign that are not among the inputs
+// (same seed and shard count in campaign.json). Throws std::invalid_argument (one line) when a
+// dir has no readable cases.jsonl or no input holds a valid record.
 MergedCampaigns merge_campaigns(const std::vector<std::string>& dirs);
 
 // A campaign parameter of campaign.json ("seed", "shard", ...): a top-level member, or one of its

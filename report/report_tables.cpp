@@ -43,13 +43,18 @@ std::string case_label(const Report& report, const FuzzRecord& r) {
 }
 
 Table inputs_table(const Report& report) {
-  Table t = table({"campaign directory", "seed", "shard", "records", "skipped lines", "duplicates"},
+  Table t = table({"campaign directory", "seed", "shard", "records", "skipped lines", "duplicates", "ended"},
                   {Column::code, Column::text, Column::text, Column::number, Column::alert_count,
-                   Column::number});
+                   Column::number, Column::text});
   for (const CampaignInput& in : report.merged.inputs) {
     const Json* seed = campaign_parameter(in.campaign, "seed");
+    // When the campaign ended by itself (ended.json), else "no": killed or still running ("-"
+    // without a campaign.json, which says nothing either way).
+    const std::string ended = in.ended.type != Json::Type::null ? read_string(in.ended.find("ended"), "yes")
+                              : in.campaign.type != Json::Type::null ? "no"
+                                                                      : "-";
     t.rows.push_back({in.dir, seed != nullptr ? seed->text : "-", shard_text(in.campaign),
-                      count(in.records), count(in.skipped_lines), count(in.duplicates)});
+                      count(in.records), count(in.skipped_lines), count(in.duplicates), ended});
   }
   return t;
 }

@@ -118,6 +118,7 @@ Json inputs_json(const MergedCampaigns& merged) {
     Json& j = push(inputs, json_object());
     add(j, "dir", json_string(in.dir));
     add(j, "campaign", in.campaign);
+    add(j, "ended", in.ended);
     add(j, "records", count(in.records));
     add(j, "skipped_lines", count(in.skipped_lines));
     add(j, "duplicates", count(in.duplicates));

@@ -265,7 +265,9 @@ TEST(Cli, ReplayOfABadFileIsAOneLineErrorWithStatus2) {
 }
 
 // A campaign killed with SIGKILL mid-run and started again with the same command ends with exactly
-// the records of an uninterrupted run: none lost, none twice.
+// the records of an uninterrupted run: none lost, none twice. Only a run that ends by itself leaves
+// ended.json (a stale one, as from an earlier run, is removed when a run starts), which is how the
+// report tells a killed campaign from a finished one.
 std::vector<std::string> campaign_lines(const std::filesystem::path& dir) {
   std::vector<std::string> keys;
   std::ifstream in(dir / "cases.jsonl");
@@ -288,6 +290,8 @@ TEST(Cli, FuzzKilledAndResumedLosesNoCase) {
   fs::remove_all(killed);
   fs::remove_all(whole);
   const std::string args = "fuzz --impl naive --seed 9 --cases 80 --max-seqlen 64 --max-work 100000 --out ";
+  fs::create_directories(killed);
+  std::ofstream(killed / "ended.json") << "{\"format\": \"flashproof-campaign-end\"}\n";  // stale
   const pid_t pid = fork();
   if (pid == 0) {
     const std::string out = killed.string();
@@ -307,9 +311,11 @@ TEST(Cli, FuzzKilledAndResumedLosesNoCase) {
   const std::size_t before = campaign_lines(killed).size();
   EXPECT_GE(before, 10u);
   EXPECT_LT(before, 80u);
+  EXPECT_FALSE(fs::exists(killed / "ended.json"));
   const Result resumed = run(args + killed.string());
   EXPECT_NE(resumed.status, 2) << resumed.err;  // 1 when a case failed (docs/fuzz.md, Findings)
   EXPECT_NE(resumed.out.find("from earlier runs"), std::string::npos);
+  EXPECT_TRUE(fs::exists(killed / "ended.json"));
   const Result uninterrupted = run(args + whole.string());
   EXPECT_EQ(uninterrupted.status, resumed.status) << uninterrupted.err;
   const std::vector<std::string> a = campaign_lines(killed), b = campaign_lines(whole);

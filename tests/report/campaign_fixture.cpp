@@ -154,9 +154,13 @@ std::string read_text(const fs::path& path) {
 }
 
 void write_campaign(const fs::path& dir, const std::string& campaign,
-                    const std::vector<std::string>& lines, const std::string& tail) {
+                    const std::vector<std::string>& lines, const std::string& tail, bool ended) {
   fs::create_directories(dir);
   if (!campaign.empty()) write_text(dir / "campaign.json", campaign);
+  if (!campaign.empty() && ended)
+    write_text(dir / "ended.json",
+               "{\"format\": \"flashproof-campaign-end\", \"version\": 1, \"ended\": \"2026-11-21T10:00:00Z\", "
+               "\"records\": " + std::to_string(lines.size()) + ", \"why\": \"every case of the shard ran\"}\n");
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   write_text(dir / "cases.jsonl", text + tail);
@@ -292,8 +296,9 @@ void write_standard_campaign(const fs::path& root) {
     return v;
   };
   const std::string cut = record_line(standard_record('I'));
+  // Killed while writing record I: a truncated last line and no ended.json.
   write_campaign(root / "shard0", campaign_json("42", 0, 2), lines("ABCDGH"),
-                 cut.substr(0, cut.size() / 2));
+                 cut.substr(0, cut.size() / 2), false);
   write_campaign(root / "shard1", campaign_json("42", 1, 2), lines("CEFINJKLM"));
 }
 

@@ -60,13 +60,15 @@ void write_text(const std::filesystem::path& path, const std::string& text);
 std::string read_text(const std::filesystem::path& path);
 
 // Writes DIR/campaign.json (unless campaign is empty) and DIR/cases.jsonl (the lines, each ended
-// by a newline, then tail as it is: e.g. a truncated line without newline).
+// by a newline, then tail as it is: e.g. a truncated line without newline), and DIR/ended.json
+// when ended (a campaign that ended by itself) and campaign is not empty.
 void write_campaign(const std::filesystem::path& dir, const std::string& campaign,
-                    const std::vector<std::string>& lines, const std::string& tail = "");
+                    const std::vector<std::string>& lines, const std::string& tail = "",
+                    bool ended = true);
 
 // The standard fixture: campaign seed 42 in two shards, shard0/ and shard1/ under root, with
 // fp16 and bf16 cases of naive and fa2, one record in both shards, a crash, fails, out-of-domain
-// records, and a truncated last line in shard0. Its expected numbers are in the tests.
+// records, and a truncated last line in shard0, which has no ended.json (killed). Its expected numbers are in the tests.
 void write_standard_campaign(const std::filesystem::path& root);
 // The records of the standard fixture, by name (A ... N, as the tests refer to them).
 RecordSpec standard_record(char name);

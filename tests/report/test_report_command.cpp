@@ -21,6 +21,9 @@ TEST_F(StandardReport, PrintsWhereTheReportIsAndOneSummaryLine) {
   // The truncated last line of shard0 is reported as a warning, on err.
   EXPECT_NE(run.err.find("shard0/cases.jsonl line 7: skipped: invalid JSON"), std::string::npos)
       << run.err;
+  // So is shard0's missing end marker: it was killed, and holds only what it had finished.
+  EXPECT_NE(run.err.find("shard0: no ended.json: the campaign was killed"), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find("shard1: no ended.json"), std::string::npos) << run.err;
   for (const char* file : {"index.html", "summary.md", "results.json"})
     EXPECT_TRUE(fs::is_regular_file(dir.path() / "out" / file)) << file;
 }

@@ -125,6 +125,51 @@ TEST(ReportInputs, KeepsTheSameIndexOfTwoCampaigns) {
             std::string::npos);
 }
 
+// Shards 0 and 2 of a campaign in 3 (say the array task of shard 1 failed): the report warns
+// that shard 1/3 is not among its inputs, names it in the results, and still writes the report.
+// A campaign whose shards are all given, or that is not sharded, gets no such warning.
+TEST(ReportInputs, WarnsAboutTheShardsOfACampaignNotAmongTheInputs) {
+  TempDir dir;
+  RecordSpec b = standard_record('B');
+  b.index = 2;
+  write_campaign(dir.path() / "s0", campaign_json("42", 0, 3), {record_line(standard_record('A'))});
+  write_campaign(dir.path() / "s2", campaign_json("42", 2, 3), {record_line(b)});
+  write_campaign(dir.path() / "other", campaign_json("7", 0, 1), {record_line(standard_record('C'))});
+  const CommandResult r = run_report({dir / "s0", dir / "s2", dir / "other", "--out", dir / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "flashproof report: warning: campaign seed 42 in 3 shards: 1 not among the inputs (1/3); "
+                   "the report covers part of the campaign\n");
+  EXPECT_NE(read_text(dir.path() / "out" / "summary.md").find("1 not among the inputs (1/3)"), std::string::npos);
+  // With every shard given, no warning.
+  write_campaign(dir.path() / "s1", campaign_json("42", 1, 3), {record_line(standard_record('D'))});
+  const CommandResult all = run_report({dir / "s0", dir / "s1", dir / "s2", "--out", dir / "out2"});
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_EQ(all.err, "");
+}
+
+// A campaign that was killed has no ended.json: the report says so, in a warning and in the
+// inputs table's "ended" column, and results.json's input has "ended": null.
+TEST(ReportInputs, WarnsAboutACampaignThatDidNotEnd) {
+  TempDir dir;
+  write_campaign(dir.path() / "killed", campaign_json("42", 0, 1), {record_line(standard_record('A'))}, "", false);
+  const CommandResult r = run_report({dir / "killed", "--out", dir / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "flashproof report: warning: " + (dir / "killed") +
+                       ": no ended.json: the campaign was killed, is still running, or predates end markers; "
+                       "the report holds the cases it had finished\n");
+  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  EXPECT_EQ(at(results, {"inputs"}).items[0].find("ended")->type, Json::Type::null);
+  EXPECT_NE(read_text(dir.path() / "out" / "summary.md").find("| 0 | 0 | no |"), std::string::npos);
+  // Ended: its time in the column and the marker in results.json.
+  write_campaign(dir.path() / "ended", campaign_json("42", 0, 1), {record_line(standard_record('A'))});
+  const CommandResult e = run_report({dir / "ended", "--out", dir / "out2"});
+  ASSERT_EQ(e.status, 0) << e.err;
+  EXPECT_EQ(e.err, "");
+  const Json ended = parse_json(read_text(dir.path() / "out2" / "results.json"));
+  EXPECT_EQ(text_at(at(ended, {"inputs"}).items[0], {"ended", "ended"}), "2026-11-21T10:00:00Z");
+  EXPECT_NE(read_text(dir.path() / "out2" / "summary.md").find("| 2026-11-21T10:00:00Z |"), std::string::npos);
+}
+
 TEST(ReportInputs, KeysByTheRecordsCampaignSeedWithoutCampaignJson) {
   // Two shards of one campaign, neither with campaign.json, one record in both.
   TempDir dir;
