@@ -1,8 +1,11 @@
 #include "fuzz/campaign.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -79,6 +82,48 @@ std::string utc_now() {
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf;
 }
+
+// Holds DIR/.lock for the run, so that a second run on the same directory is refused instead of
+// racing this one (both appending the same records, and the first to end removing the .work files
+// the other's case processes still use, which then count as crashes). A POSIX record lock: not
+// inherited by the forked case processes and released when the process ends, killed or not, so a
+// killed campaign's directory is free at once. The file stays (removing it would let a third run
+// lock a new file while a second still holds the old one). Where the file system cannot lock
+// (ENOLCK), the run goes on unguarded and says so.
+class DirectoryLock {
+ public:
+  DirectoryLock(const fs::path& dir, std::ostream& notes) {
+    const std::string path = (dir / ".lock").string();
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::invalid_argument("cannot open " + path + ": " + std::strerror(errno));
+    struct flock want {};
+    want.l_type = F_WRLCK;
+    want.l_whence = SEEK_SET;
+    if (::fcntl(fd_, F_SETLK, &want) == 0) return;
+    const int why = errno;
+    if (why != EACCES && why != EAGAIN) {
+      notes << "fuzz: note: cannot lock " << path << " (" << std::strerror(why)
+            << "); a second run on this directory would not be refused\n";
+      return;
+    }
+    struct flock holder = want;
+    std::string who;
+    if (::fcntl(fd_, F_GETLK, &holder) == 0 && holder.l_type != F_UNLCK && holder.l_pid > 0)
+      who = " (pid " + std::to_string(holder.l_pid) + ")";
+    ::close(fd_);
+    fd_ = -1;
+    throw std::invalid_argument(dir.string() + " is in use by another flashproof fuzz run" + who +
+                                "; wait for it to end or use another --out");
+  }
+  ~DirectoryLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 // Writes campaign.json, or checks that the one there describes this campaign.
 void claim_directory(const CampaignSpec& s) {
@@ -186,6 +231,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   fs::create_directories(fs::path(spec.out) / "failures", ec);
   fs::create_directories(fs::path(spec.out) / ".work", ec);
   if (ec || !fs::is_directory(spec.out)) throw std::invalid_argument("cannot create the campaign directory " + spec.out);
+  const DirectoryLock lock(spec.out, progress_out);
   claim_directory(spec);
   fs::remove(fs::path(spec.out) / "ended.json", ec);  // this run has not ended (write_end_marker)
 

@@ -267,7 +267,9 @@ TEST(Cli, ReplayOfABadFileIsAOneLineErrorWithStatus2) {
 // A campaign killed with SIGKILL mid-run and started again with the same command ends with exactly
 // the records of an uninterrupted run: none lost, none twice. Only a run that ends by itself leaves
 // ended.json (a stale one, as from an earlier run, is removed when a run starts), which is how the
-// report tells a killed campaign from a finished one.
+// report tells a killed campaign from a finished one. While the first run is going, a second one on
+// the same directory is refused (it would append the same records, and the first to end would
+// remove the other's working files, whose cases then counted as crashes).
 std::vector<std::string> campaign_lines(const std::filesystem::path& dir) {
   std::vector<std::string> keys;
   std::ifstream in(dir / "cases.jsonl");
@@ -304,6 +306,11 @@ TEST(Cli, FuzzKilledAndResumedLosesNoCase) {
     if (campaign_lines(killed).size() >= 10) break;
     usleep(10000);
   }
+  const Result second = run(args + killed.string());
+  EXPECT_EQ(second.status, 2) << second.out << second.err;
+  EXPECT_NE(second.err.find(killed.string() + " is in use by another flashproof fuzz run (pid " + std::to_string(pid) + ")"),
+            std::string::npos)
+      << second.err;
   kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
