@@ -64,6 +64,14 @@ int run_fuzz_command(Args a) {
   std::cout << "fuzz: shard " << spec.shard.text() << ": " << r.run << " records this run, " << r.resumed
             << " from earlier runs; over all: " << r.pass << " pass, " << r.fail << " fail, " << r.out_of_domain
             << " out-of-domain, " << r.crash << " crash\n";
+  if (!r.unsupported.empty()) {
+    // Pairs with no record: say so, or a campaign over an implementation that lacks a dtype or a
+    // head dim would look smaller than asked for no visible reason.
+    std::cout << "fuzz: not run, the implementation does not support the case (no record):";
+    const char* sep = " ";
+    for (const auto& [impl, n] : r.unsupported) std::cout << sep << impl << " " << n, sep = ", ";
+    std::cout << "\n";
+  }
   for (const std::string& f : r.failure_files) std::cout << "fuzz: failure saved: flashproof replay " << f << "\n";
   std::cout << "fuzz: results in " << spec.out << "/cases.jsonl; report: flashproof report " << spec.out << " --out "
             << spec.out << "/report\n";

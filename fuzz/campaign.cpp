@@ -270,7 +270,10 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
       const FuzzCase f = generate_case(spec.generator, index);
       Case c = f.c;
       c.impl = impl;
-      if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) continue;
+      if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) {
+        ++result.unsupported[impl];
+        continue;
+      }
       return Task{index, impl, c, f.kind};
     }
     return std::nullopt;

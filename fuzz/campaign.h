@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -38,6 +39,9 @@ struct CampaignResult {
   std::uint64_t resumed = 0;   // records found from earlier runs
   std::uint64_t pass = 0, fail = 0, out_of_domain = 0, crash = 0;  // over all records
   std::vector<std::string> failure_files;                          // saved by this run
+  // (case, implementation) pairs this run passed over because the implementation does not run
+  // the case (a dtype or head dim it lacks), per implementation; no record is written for them.
+  std::map<std::string, std::uint64_t> unsupported;
 };
 
 // Throws std::invalid_argument (one line) for a spec that cannot run: no case budget, unknown

@@ -290,6 +290,26 @@ TEST(Campaign, RefusesADirectoryOfAnotherCampaign) {
   EXPECT_THROW(run_campaign(other, quiet, false), std::invalid_argument);
 }
 
+// A (case, implementation) pair the implementation does not run (fa2 has no fp32) gets no record;
+// the run counts it per implementation, so that the CLI can say why a campaign has fewer records
+// than cases x implementations.
+TEST(Campaign, CountsThePairsAnImplementationDoesNotRun) {
+  const fs::path dir = fresh_dir("unsupported");
+  CampaignSpec s = small_spec(dir, {"naive", "fa2"}, 10);
+  s.generator.dtypes = {DType::fp16, DType::fp32};
+  std::ostringstream quiet;
+  const CampaignResult r = run_campaign(s, quiet, false);
+  std::uint64_t fa2_records = 0, fp32_cases = 0;
+  for (const Json& rec : records(dir)) fa2_records += text_of(rec, "impl") == "fa2";
+  for (std::uint64_t i = 0; i < 10; ++i) fp32_cases += campaign_case(s, i, "fa2").problem.dtype == DType::fp32;
+  ASSERT_GT(fp32_cases, 0u);
+  EXPECT_EQ(r.unsupported.count("naive"), 0u);
+  ASSERT_EQ(r.unsupported.count("fa2"), 1u);
+  EXPECT_GE(r.unsupported.at("fa2"), fp32_cases);
+  EXPECT_EQ(r.unsupported.at("fa2") + fa2_records, 10u);
+  EXPECT_EQ(r.run, 10u + fa2_records);
+}
+
 // ---- crash isolation ----
 
 // Plug-ins that die the ways a kernel can: a segfault, a hang, an exception (what the emulator
