@@ -18,6 +18,22 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// The O tensor of a record, with its largest error; and an fa2 record holding just it.
+testing::TensorSpec o_with_error(double max_abs) {
+  testing::TensorSpec o;
+  o.name = "O";
+  o.max_abs = max_abs;
+  return o;
+}
+
+FuzzRecord fa2_record(long long index, const testing::TensorSpec& o) {
+  testing::RecordSpec r;
+  r.index = index;
+  r.impl = "fa2";
+  r.tensors = {o};
+  return fuzz_record_from_json(parse_json(testing::record_line(r)));
+}
+
 TEST(Percentile, IsTheNearestRank) {
   const std::vector<double> v = {10, 20, 30, 40};
   EXPECT_EQ(percentile(v, 50), 20);  // ceil(0.5 * 4) = 2nd
@@ -80,19 +96,13 @@ TEST(CaseRatio, SkipsZeroBaselinesAndUndefinedRatios) {
 // elements and is not its error: that case's ratio is skipped, not taken against it.
 TEST(CaseRatio, SkipsCasesWhoseBaselineIsNotFinite) {
   auto record = [](long long index, double baseline_abs, long long baseline_nan) {
-    testing::RecordSpec r;
-    r.index = index;
-    r.impl = "fa2";
-    testing::TensorSpec o;
-    o.name = "O";
+    testing::TensorSpec o = o_with_error(2e-3);
     o.max_ulps = 4;
     o.max_rel = 1e-3;
-    o.max_abs = 2e-3;
     o.baseline_max_abs = baseline_abs;
     o.error_over_bound = 0.1;
     o.baseline_nan = baseline_nan;
-    r.tensors = {o};
-    return fuzz_record_from_json(parse_json(testing::record_line(r)));
+    return fa2_record(index, o);
   };
   const std::vector<DtypeStats> stats = campaign_statistics({record(0, 1e-3, 0), record(1, 1e-4, 5)});
   ASSERT_EQ(stats.size(), 1u);
@@ -109,17 +119,11 @@ TEST(CaseRatio, SkipsCasesWhoseBaselineIsNotFinite) {
 // sets its tolerance), and a case the rule does not judge (regression_applies false) is left out.
 TEST(CaseRatio, RegressionMarginIsTheErrorOverRule3sToleranceWhereTheRuleApplies) {
   auto record = [](long long index, double baseline_abs, double tolerance, bool applies) {
-    testing::RecordSpec r;
-    r.index = index;
-    r.impl = "fa2";
-    testing::TensorSpec o;
-    o.name = "O";
-    o.max_abs = 2e-3;
+    testing::TensorSpec o = o_with_error(2e-3);
     o.baseline_max_abs = baseline_abs;
     o.tolerance = tolerance;
     o.regression_applies = applies;
-    r.tensors = {o};
-    return fuzz_record_from_json(parse_json(testing::record_line(r)));
+    return fa2_record(index, o);
   };
   const std::vector<DtypeStats> stats = campaign_statistics(
       {record(0, 1e-40, 4e-3, true), record(1, 1e-3, 1e-3, true), record(2, 1e-3, 1e-4, false)});
@@ -138,17 +142,11 @@ TEST(CaseRatio, RegressionMarginIsTheErrorOverRule3sToleranceWhereTheRuleApplies
 // A case with some elements bounded keeps its ratio and is counted too.
 TEST(BoundHistogram, LeavesOutCasesWithNoFiniteBoundAndCountsThem) {
   auto record = [](long long index, long long unbounded) {
-    testing::RecordSpec r;
-    r.index = index;
-    r.impl = "fa2";
-    testing::TensorSpec o;
-    o.name = "O";
-    o.max_abs = 2e-3;
+    testing::TensorSpec o = o_with_error(2e-3);
     o.baseline_max_abs = 1e-3;
     o.error_over_bound = unbounded == 320 ? 0 : 0.5;
     o.unbounded = unbounded;
-    r.tensors = {o};
-    return fuzz_record_from_json(parse_json(testing::record_line(r)));
+    return fa2_record(index, o);
   };
   const std::vector<DtypeStats> stats = campaign_statistics({record(0, 0), record(1, 320), record(2, 7)});
   ASSERT_EQ(stats.size(), 1u);
