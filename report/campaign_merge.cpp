@@ -76,16 +76,16 @@ void warn_about_missing_shards(MergedCampaigns& merged) {
   constexpr std::size_t kListed = 8;
   for (const auto& [key, present] : shards) {
     const auto& [seed, count] = key;
-    std::vector<long long> missing;
-    for (long long i = 0; i < count; ++i)
-      if (!present.count(i)) missing.push_back(i);
-    if (missing.empty()) continue;
+    const long long missing = count - static_cast<long long>(present.size());
+    if (missing == 0) continue;
+    // The first few missing indices; the loop stops there (a count can be as large as 2^63).
     std::string list;
-    for (std::size_t k = 0; k < missing.size() && k < kListed; ++k)
-      list += (k ? ", " : "") + std::to_string(missing[k]) + "/" + std::to_string(count);
-    if (missing.size() > kListed) list += " and " + std::to_string(missing.size() - kListed) + " more";
+    long long listed = 0;
+    for (long long i = 0; i < count && listed < static_cast<long long>(kListed); ++i)
+      if (!present.count(i)) list += (listed++ ? ", " : "") + std::to_string(i) + "/" + std::to_string(count);
+    if (missing > listed) list += " and " + std::to_string(missing - listed) + " more";
     merged.warnings.push_back("campaign seed " + seed + " in " + std::to_string(count) + " shards: " +
-                              std::to_string(missing.size()) + " not among the inputs (" + list +
+                              std::to_string(missing) + " not among the inputs (" + list +
                               "); the report covers part of the campaign");
   }
 }

@@ -112,7 +112,7 @@ std::string record_line(const RecordSpec& r) {
          ", \"seconds\": {\"total\": 0.41, \"impl\": 0.30, \"reference\": 0.08, \"bounds\": 0.01}}";
 }
 
-std::string campaign_json(const std::string& seed, int shard, int shards, bool flat) {
+std::string campaign_json(const std::string& seed, long long shard, long long shards, bool flat) {
   const std::string parameters =
       "\"seed\": \"" + seed +
       "\", \"impls\": [\"naive\", \"fa2\"], \"dtypes\": [\"fp16\", \"bf16\"], "

@@ -40,7 +40,7 @@ std::string case_object_text(const RecordSpec& r);
 std::string record_line(const RecordSpec& r);
 // campaign.json with the parameters in a "parameters" object, as the fuzz engine writes it, or
 // at the top level (docs/fuzz.md's example) when flat.
-std::string campaign_json(const std::string& seed, int shard, int shards, bool flat = false);
+std::string campaign_json(const std::string& seed, long long shard, long long shards, bool flat = false);
 
 // A fresh directory under the system's temporary directory, removed with its contents at the end.
 class TempDir {
