@@ -30,6 +30,17 @@ Problem small_problem(DType t, std::int64_t sq, std::int64_t sk, std::int64_t d)
   return p;
 }
 
+// A backward case of `impl` on `p`, inputs drawn from `dist` with `seed`.
+Case backward_case(const std::string& impl, const Problem& p, const std::string& dist, std::uint64_t seed = 0) {
+  Case c;
+  c.impl = impl;
+  c.backward = true;
+  c.problem = p;
+  c.dist = parse_distribution(dist).value();
+  c.seed = seed;
+  return c;
+}
+
 const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
   for (const TensorCheck& t : r.tensors)
     if (t.name == name) return t;
@@ -96,13 +107,8 @@ TEST(ImplementationBounds, OneKeyIsTwoDtypeRoundings) {
 TEST(ImplementationBounds, NaiveStaysBelowAndTheBoundIsNotVacuous) {
   for (const DType t : {DType::fp16, DType::bf16})
     for (const char* dist : {"normal", "large-logits:1e3", "growing-max:20", "subnormal"}) {
-      Case c;
-      c.impl = "naive";
-      c.backward = true;
-      c.problem = small_problem(t, 40, 70, 64);
+      Case c = backward_case("naive", small_problem(t, 40, 70, 64), dist, 7);
       c.problem.window_right = 0;
-      c.dist = parse_distribution(dist).value();
-      c.seed = 7;
       const CheckRecord r = run_check(c, bound_rule_only());
       EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
       for (const TensorCheck& tc : r.tensors) {
@@ -119,12 +125,8 @@ TEST(ImplementationBounds, EmulatedKernelsStayBelow) {
   for (const char* impl : {"fa2", "fa1"}) {
     AttentionImpl* a = find_implementation(impl);
     ASSERT_NE(a, nullptr);
-    Case c;
-    c.impl = impl;
-    c.backward = true;
-    c.problem = small_problem(DType::bf16, 33, 70, 64);
+    Case c = backward_case(impl, small_problem(DType::bf16, 33, 70, 64), "growing-max:10");
     c.problem.window_right = 0;
-    c.dist = parse_distribution("growing-max:10").value();
     if (!a->unsupported_reason(c.problem, true).empty()) GTEST_SKIP() << a->unsupported_reason(c.problem, true);
     const CheckRecord r = run_check(c, bound_rule_only());
     EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
@@ -219,13 +221,9 @@ TEST(ImplementationBounds, DvKeepsItsBoundWhereDsMayOverflow) {
   for (const char* impl : {"naive", "fa2"}) {
     AttentionImpl* a = find_implementation(impl);
     ASSERT_NE(a, nullptr);
-    Case c;
-    c.impl = impl;
-    c.backward = true;
-    c.problem = small_problem(DType::fp16, 16, std::string(impl) == "fa2" ? 4 : 16, 64);
+    Case c = backward_case(impl, small_problem(DType::fp16, 16, std::string(impl) == "fa2" ? 4 : 16, 64),
+                           "scaled:16384", 5);
     c.problem.scale = 1e-9f;
-    c.dist = parse_distribution("scaled:16384").value();
-    c.seed = 5;
     if (!a->unsupported_reason(c.problem, true).empty()) GTEST_SKIP() << a->unsupported_reason(c.problem, true);
     const bounds::ImplementationBounds b = bounds::implementation_bounds(
         c.problem, generate_inputs(c.problem, c.dist, c.seed), a->arithmetic_model(), true);
@@ -254,14 +252,10 @@ TEST(ImplementationBounds, RuleAloneCatchesTheWrongFlawedBaselines) {
   for (const Expect e : {Expect{NaiveFlaw::mask_off_by_one, "O"}, Expect{NaiveFlaw::missing_rescale, "O"},
                          Expect{NaiveFlaw::wrong_lse, "LSE"}, Expect{NaiveFlaw::dk_without_group_sum, "dK"},
                          Expect{NaiveFlaw::wrong_gqa_head, "O"}, Expect{NaiveFlaw::saturating_output, "O"}}) {
-    Case c;
-    c.impl = naive_flaw_name(e.flaw);
-    c.backward = true;
-    c.problem = small_problem(DType::fp16, 40, 40, 32);
+    Case c = backward_case(naive_flaw_name(e.flaw), small_problem(DType::fp16, 40, 40, 32),
+                           e.flaw == NaiveFlaw::saturating_output ? "scaled:4" : "growing-max:20", 5);
     c.problem.heads_q = 4, c.problem.heads_kv = 2;
     c.problem.window_right = 0;
-    c.dist = parse_distribution(e.flaw == NaiveFlaw::saturating_output ? "scaled:4" : "growing-max:20").value();
-    c.seed = 5;
     Perturbed flawed(make_naive_attention(e.flaw), {});
     const CheckRecord r = run_check(c, flawed, bound_rule_only());
     EXPECT_GT(tensor(r, e.tensor).above_rigorous_bound, 0) << c.impl << "\n" << to_table(r);
