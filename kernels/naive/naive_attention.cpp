@@ -118,7 +118,8 @@ struct RowContext {
 
   bool visible(std::int64_t i, std::int64_t j) const {
     if (flaw == NaiveFlaw::mask_off_by_one && p.window_right >= 0)
-      return algo::WindowMask<std::int64_t>{mask.offset, mask.window_left, mask.window_right + 1}.visible(i, j);
+      return algo::WindowMask<std::int64_t>{mask.offset, mask.window_left,
+                                            std::min(mask.window_right, std::numeric_limits<std::int64_t>::max() - 1) + 1}.visible(i, j);
     return mask.visible(i, j);
   }
 
