@@ -122,7 +122,7 @@ class GroupBounds {
       for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
       if (d_error_) acc_pdq_.assign(sk * d, 0);
       rows_seeing_.assign(sk, 0);
-      dk_column_unbounded_.assign(sk, 0);
+      dk_column_conditional_.assign(sk, 0);
     }
     const std::int64_t g = p_.group_size();
     Row r;  // reused: every field is reset by forward_row
@@ -388,7 +388,10 @@ class GroupBounds {
       ph_hat[x] = std::min(r.p_up[x] + ph_err[x], 1.0);
     }
 
-    // (B2) dP, (B3) D.
+    // (B2) dP, (B3) D. Where dP (naive) or dS may pass the dtype's largest value, the row's bounds
+    // are conditional (ImplementationBounds::dq_conditional): the formulas below take every rounding
+    // as relative, which holds exactly when nothing overflowed.
+    bool overflow_possible = false;
     std::vector<double>& dp_err = scratch(dp_err_, n);
     double d_err = 0;
     if (k_.flash) {
@@ -406,7 +409,7 @@ class GroupBounds {
       for (std::int64_t x = 0; x < n; ++x) {
         const double before = g * dp_abs[x] + d * fl;
         dp_err[x] = before + uh * (dp_abs[x] + before) + k_.dtype_abs;  // dP rounded to the dtype
-        if (dp_abs[x] + dp_err[x] > k_.dtype_max) return unbounded_row(b, h, i, r);
+        overflow_possible = overflow_possible || dp_abs[x] + dp_err[x] > k_.dtype_max;
         const double dph = dp_abs[x] + dp_err[x];
         d_err += ph_err[x] * dph + r.p_up[x] * dp_err[x];
         sum_abs += ph_hat[x] * dph;
@@ -423,7 +426,7 @@ class GroupBounds {
       const double pe = k_.flash ? p_err[x] : ph_err[x], ph = k_.flash ? p_hat[x] : ph_hat[x];
       sigma[x] = pe * x_hat + r.p_up[x] * x_err + (u + uh + u * uh) * ph * x_hat + k_.dtype_abs;
       ds_up[x] = r.p_up[x] * x_up + sigma[x];
-      if (ph * x_hat * (1 + u) > k_.dtype_max) return unbounded_row(b, h, i, r);
+      overflow_possible = overflow_possible || ph * x_hat * (1 + u) > k_.dtype_max;
     }
 
     // (B5) dQ_c = scale sum_j dS_j k_jc.
@@ -441,34 +444,33 @@ class GroupBounds {
         cerr[c] += sx * a, cmag[c] += ux * a;
       }
     }
-    for (std::int64_t c = 0; c < d; ++c)  // + underflowing products
+    for (std::int64_t c = 0; c < d; ++c) {  // + underflowing products
       out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(col_err_[c] + nd * fl, col_mag_[c], g_q);
-    add_column_terms<true>(r);
+      if (overflow_possible) out_.dq_conditional[o_index(b, i, h, c)] = 1;
+    }
+    if (overflow_possible)
+      for (std::int64_t j : r.keys) dk_column_conditional_[j] = 1;
+    add_column_terms(r);
     if (d_error_) d_error_shares(b, h, i, r);
   }
 
   // (B6) the row's contributions to dK_jc = scale sum_i dS_ij q_ic (from sigma_ and ds_up_) and
   // dV_jc = sum_i P_ij dO_ic (from ph_err_ and ph_hat_, set by (B1)), accumulated per key.
-  // Without dK (kWithDk false): dV needs neither dP nor dS, so it keeps its bound in a row where
-  // they may overflow.
-  template <bool kWithDk>
   void add_column_terms(const Row& r) {
     const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
     for (std::int64_t x = 0; x < n; ++x) {
       const std::int64_t j = r.keys[x];
       ++rows_seeing_[j];
-      const double sx = kWithDk ? sigma_[x] : 0, ux = kWithDk ? ds_up_[x] : 0, ex = ph_err_[x], hx = ph_hat_[x];
+      const double sx = sigma_[x], ux = ds_up_[x], ex = ph_err_[x], hx = ph_hat_[x];
       const double *__restrict q = q_.data(), *__restrict dout = dout_.data();
       double* __restrict sq = acc_sq_.data() + j * d;
       double* __restrict dsq = acc_dsq_.data() + j * d;
       double* __restrict pdo = acc_pdo_.data() + j * d;
       double* __restrict phdo = acc_phdo_.data() + j * d;
       for (std::int64_t c = 0; c < d; ++c) {
-        if constexpr (kWithDk) {
-          const double aq = std::fabs(q[c]);
-          sq[c] += sx * aq;
-          dsq[c] += ux * aq;
-        }
+        const double aq = std::fabs(q[c]);
+        sq[c] += sx * aq;
+        dsq[c] += ux * aq;
         const double ado = std::fabs(dout[c]);
         pdo[c] += ex * ado;
         phdo[c] += hx * ado;
@@ -496,14 +498,6 @@ class GroupBounds {
     for (std::int64_t c = 0; c < d; ++c) out_.dq_from_d_error[o_index(b, i, h, c)] = sig_ * e * col_abs_[c];
   }
 
-  // dP or dS may exceed the dtype's range: the model gives no bound for the row's dQ and the dK
-  // columns it touches. The row's P is bounded, so its share of dV is added as usual.
-  void unbounded_row(std::int64_t b, std::int64_t h, std::int64_t i, const Row& r) {
-    for (std::int64_t c = 0; c < d_; ++c) out_.dq[o_index(b, i, h, c)] = kInf;
-    for (std::int64_t j : r.keys) dk_column_unbounded_[j] = 1;
-    add_column_terms<false>(r);
-  }
-
   // |fl_dtype(fl(y^ * scale)) - scale y| with |y^ - y| <= s1 + g s2 and |y| <= s2.
   double scaled_sum_bound(double s1, double s2, double g) const {
     const double u = k_.u, uh = k_.dtype_u;
@@ -525,7 +519,8 @@ class GroupBounds {
           out_.dk[at] = out_.dv[at] = 0;
           continue;
         }
-        out_.dk[at] = dk_column_unbounded_[j] ? kInf : scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
+        out_.dk[at] = scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
+        out_.dk_conditional[at] = dk_column_conditional_[j];
         if (d_error_) out_.dk_from_d_error[at] = sig_ * acc_pdq_[a];
         const double e = acc_pdo_[a] + g_k * acc_phdo_[a] + underflow;
         out_.dv[at] = e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs;
@@ -558,7 +553,7 @@ class GroupBounds {
   std::vector<double> acc_sq_, acc_dsq_, acc_pdo_, acc_phdo_;
   std::vector<double> acc_pdq_;  // sum_i P_ij e_i |q_ic| (dk_from_d_error)
   std::vector<std::int64_t> rows_seeing_;
-  std::vector<std::uint8_t> dk_column_unbounded_;
+  std::vector<std::uint8_t> dk_column_conditional_;  // a row seeing the key may overflow dP or dS
 };
 
 void require_shape(const HostTensor& t, const Shape& s, const char* name) {
@@ -583,6 +578,8 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward) {
     out.dv.assign(numel(p.kv_shape()), kInf);
     out.dq_from_d_error.assign(numel(p.q_shape()), 0);
     out.dk_from_d_error.assign(numel(p.kv_shape()), 0);
+    out.dq_conditional.assign(numel(p.q_shape()), 0);
+    out.dk_conditional.assign(numel(p.kv_shape()), 0);
   }
   return out;
 }

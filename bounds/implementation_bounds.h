@@ -15,8 +15,8 @@
 namespace flashproof::bounds {
 
 // Dense over each tensor's logical shape, row-major like reference::CertifiedTensor. +inf where
-// the model gives no finite bound (an intermediate beyond the dtype's range, a bound that does
-// not converge); 0 where the result is exact (rows that see no key: O = 0, LSE = +inf, zero
+// the model gives no finite bound (a bound that does not converge; every element outside SPEC's
+// domain); 0 where the result is exact (rows that see no key: O = 0, LSE = +inf, zero
 // gradients; keys no row sees: dK = dV = 0).
 struct ImplementationBounds {
   std::vector<double> o, lse, dq, dk, dv;  // dq, dk, dv empty without backward
@@ -26,6 +26,12 @@ struct ImplementationBounds {
   // model) carries that O's error there; rule 3 allows for it (harness/check.h). All 0 without
   // d_error; 0 where the row or column is unbounded; empty without backward.
   std::vector<double> dq_from_d_error, dk_from_d_error;
+  // Backward, 1 where the bound is conditional: the row's dP (naive) or dS may pass the dtype's
+  // largest value, and the bound holds where nothing overflowed. An implementation whose overflow
+  // follows IEEE (to inf, never saturating) can only return a finite dQ_i or dK_j when no dS_ij of
+  // that row or column overflowed (an inf there reaches every element of both as inf or NaN), so a
+  // finite value is judged by the bound and a saturating one cannot hide. Empty without backward.
+  std::vector<std::uint8_t> dq_conditional, dk_conditional;
 };
 
 // Every bound +inf (no element certified), sized for p: what the harness uses outside SPEC's valid

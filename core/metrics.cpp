@@ -51,6 +51,11 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
   const DType ulp_dtype = opt.ulp_dtype.value_or(dt);
   const bool own_bits = ulp_dtype == dt;  // a's bits serve for its ULP index
   const int ulp_shift = 52 - dtype_mantissa_bits(ulp_dtype);
+  // Where |r| is normal in ulp_dtype and beta <= 2^-(mant + 4) |r|, [r - beta, r + beta] is shorter
+  // than half a step of ulp_dtype there, so it rounds to at most two neighbours: settled at once.
+  const double settled_fraction = std::ldexp(1.0, -(dtype_mantissa_bits(ulp_dtype) + 4));
+  const double smallest_normal = from_bits(ulp_dtype, 1u << dtype_mantissa_bits(ulp_dtype));
+  std::int64_t ulps_unknown = 0;
   const bool has_tol = opt.tolerance || opt.uniform_tolerance;
   const double uniform_tol = opt.uniform_tolerance.value_or(0);
   const double* tols = opt.tolerance ? opt.tolerance->data() : nullptr;
@@ -109,11 +114,18 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
       }
       sum_e2 += e * e;
       sum_r2 += r * r;
-      // The exact distance only where the gate cannot rule out a new maximum.
-      if (e != 0 && static_cast<double>(ulp_bound(a, r, ulp_shift)) > max_ulps) {
-        const std::int64_t ulps =
-            std::llabs(ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a)) -
-                       ordered_index(ulp_dtype, to_bits(ulp_dtype, r)));
+      // ULPs against the correctly rounded exact value, which lies in [round(r - beta), round(r +
+      // beta)]: the distance from a to that range. Where the range spans more than two neighbours
+      // the exact value's rounding is not known and no ULP count is meaningful (ulps_unknown).
+      const auto index = [&](double x) { return ordered_index(ulp_dtype, to_bits(ulp_dtype, x)); };
+      const bool quick = beta == 0 || (std::fabs(r) >= smallest_normal && beta <= settled_fraction * std::fabs(r));
+      if (!quick && index(r + beta) - index(r - beta) > 1) {
+        ++ulps_unknown;
+      } else if (e != 0 && static_cast<double>(ulp_bound(a, r, ulp_shift)) > max_ulps) {
+        // The exact distance only where the gate cannot rule out a new maximum.
+        const std::int64_t at = ordered_index(ulp_dtype, own_bits ? a_bits : to_bits(ulp_dtype, a));
+        const std::int64_t lo = index(r - beta), hi = index(r + beta);
+        const std::int64_t ulps = at < lo ? lo - at : at > hi ? at - hi : 0;
         max_ulps = std::max(max_ulps, static_cast<double>(ulps));
       }
       if (has_tol && !(e - beta <= tol)) ++above_bound;
@@ -128,6 +140,7 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
   m.max_abs = max_abs;
   m.max_rel = max_rel;
   m.max_ulps = max_ulps;
+  m.ulps_unknown = ulps_unknown;
   m.count = count;
   m.above_bound = above_bound;
   if (sum_r2 > 0)

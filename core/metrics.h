@@ -14,9 +14,12 @@
 //   max_rel      max e / max(|r|, rel_floor); 0/0 is 0 and e/0 is inf.
 //   normwise_rel sqrt(sum e^2) / sqrt(sum r^2) over finite pairs; when sum r^2 = 0 the
 //                denominator is max(rel_floor, DBL_MIN) (0 when sum e^2 is 0 too).
-//   max_ulps     |ordered_index(to_bits(ulp_dtype, a)) - ordered_index(to_bits(ulp_dtype, r))|:
-//                the distance between a (rounded to ulp_dtype if it is wider) and the correctly
-//                rounded reference; +0 and -0 are 0 ulps apart.
+//   max_ulps     the distance in ulp_dtype steps between a (rounded to ulp_dtype if it is wider)
+//                and the correctly rounded exact value, which lies between round(r - bound) and
+//                round(r + bound): the distance to that range (0 inside it; +0 and -0 are 0 ulps
+//                apart). Only where that range holds at most two neighbours; elsewhere the
+//                reference does not settle the rounding, no ULP count means anything, and the
+//                element is counted in ulps_unknown instead (never where no bound is given).
 //   above_bound  elements with e - reference_bound > tolerance (only when a tolerance is given):
 //                certainly wrong even if the reference is off by its whole bound.
 #pragma once
@@ -57,6 +60,7 @@ struct ErrorMetrics {
   double rel_floor = 0;  // the floor used
   double normwise_rel = 0;
   double max_ulps = 0;
+  std::int64_t ulps_unknown = 0;  // finite pairs left out of max_ulps (see above)
   std::int64_t nan_mismatch = 0;
   std::int64_t inf_mismatch = 0;
   std::int64_t first_mismatch_index = -1;  // linear index of the first NaN/inf mismatch

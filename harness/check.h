@@ -30,7 +30,8 @@ struct CheckOptions {
   // 3 backward, as in FlashAttention's tests). The floor is `floor_ulps` units of the dtype's
   // rounding at the tensor's largest reference magnitude (the size of the summands, see
   // reference::CertifiedTensor), so a baseline error of exactly 0 (seqlen_k = 1) or an exactly
-  // zero reference does not demand a bit-exact answer. dQ and dK of a backward that forms D from
+  // zero reference does not demand a bit-exact answer, plus the dtype's smallest subnormal, so that
+  // it is not 0 where every magnitude is (softmax scale 0). dQ and dK of a backward that forms D from
   // the O it is given add that O's share to the baseline's error (TensorCheck::d_error_share).
   double k_forward = 2, k_backward = 3, floor_ulps = 1;
   // LSE's floor, in fp32 units: an LSE is a short chain of fp32 operations, and the fused kernels
@@ -51,9 +52,15 @@ struct CheckOptions {
   // (rule 2), which includes those terms, judges O and the gradients. LSE itself is smooth in the
   // logits (its floor covers their rounding) and is judged at every magnitude.
   double regression_lse_fraction = 0.125;
+  // The relative slack of the bound-free envelopes (harness/envelope.h) that judge what no rigorous
+  // bound judges. Far above any floating-point evaluation's error (fp32 sums, P rounded to bf16:
+  // a few 2^-8), far below a wrong answer's.
+  double envelope_slack = 1.0 / 16;
 };
 
-enum class Verdict { pass, fail, out_of_domain };
+// not_judged: nothing failed, but some compared element had no finite rigorous bound, so its
+// accuracy was not judged (only its bound-free envelope was checked); never reported as pass.
+enum class Verdict { pass, fail, out_of_domain, not_judged };
 const char* verdict_name(Verdict v);
 
 // Results beyond the output dtype's range. Inside the valid input domain an exact result can
@@ -107,7 +114,15 @@ struct TensorCheck {
   // Rule 2: |actual - reference| - reference bound <= the rigorous bound of the implementation's
   // arithmetic model (bounds/implementation_bounds.h) at every compared finite element.
   std::int64_t above_rigorous_bound = 0;
-  std::int64_t unbounded = 0;     // compared elements where the model gives no finite bound
+  // Compared finite elements where the model gives no finite bound (every one outside the domain):
+  // not judged by rule 2, only held to the bound-free envelope (harness/envelope.h); any makes a
+  // tensor that does not fail not_judged. JSON: rigorous_bound.unbounded and not_judged.
+  std::int64_t unbounded = 0;
+  std::int64_t outside_envelope = 0;        // ... of those, outside the envelope: fail
+  std::int64_t outside_envelope_index = -1;  // linear index of the first
+  // Compared elements judged by a conditional bound (bounds::ImplementationBounds::dq_conditional:
+  // valid where no intermediate overflowed, which a finite result certifies).
+  std::int64_t conditional = 0;
   // Infinities where the exact value is finite but r +- (bound + reference bound) rounds to that
   // infinity: admitted by rule 2 and left out of the comparison (not inf mismatches).
   std::int64_t inf_within_bound = 0;
@@ -124,9 +139,10 @@ struct TensorCheck {
   std::vector<std::string> reasons;  // why it failed, one line each
 };
 
-// Verdict of a case: out_of_domain when its inputs are outside SPEC's valid domain (the reference
-// carries no usable bound there; nothing is judged); otherwise fail when any tensor fails, else
-// out_of_domain when any tensor's exact result exceeds its dtype's range, else pass.
+// Verdict of a case: fail when any tensor fails; else out_of_domain when its inputs are outside
+// SPEC's valid domain (no rigorous bound there: only the envelopes judge, and NaN, inf and large
+// errors are allowed) or any tensor's exact result exceeds its dtype's range; else not_judged when
+// any tensor is; else pass.
 struct CheckRecord {
   Case c;
   std::string impl_where;

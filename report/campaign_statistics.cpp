@@ -27,6 +27,7 @@ struct TensorAccumulator {
     if (t.verdict == "pass") ++stats.pass;
     if (t.verdict == "fail") ++stats.fail;
     if (t.verdict == "out-of-domain") ++stats.out_of_domain;
+    if (t.verdict == "not-judged") ++stats.not_judged;
     if (t.regression) ++stats.regression;
     if (!r.judged(t)) return;
     if (t.max_ulps) ulps.push_back(*t.max_ulps);
@@ -48,6 +49,7 @@ struct ImplAccumulator {
     if (r.status == "pass") ++stats.pass;
     if (r.status == "fail") ++stats.fail;
     if (r.status == "out-of-domain") ++stats.out_of_domain;
+    if (r.status == "not-judged") ++stats.not_judged;
     if (r.status == "crash") ++stats.crash;
     if (!r.in_domain) ++stats.not_in_domain;
     for (const TensorResult& t : r.tensors) tensors[t.name].add(r, t);

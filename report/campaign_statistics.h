@@ -11,12 +11,12 @@
 namespace flashproof::report {
 
 // One tensor (O, LSE, dQ, dK, dV) of one implementation and dtype. The error statistics are over
-// the judged cases (FuzzRecord::judged: status pass or fail, tensor not out-of-domain), one value
+// the judged cases (FuzzRecord::judged: status pass, fail or not-judged, tensor not out-of-domain), one value
 // per case: that case's largest element error.
 struct TensorStats {
   std::string name;
   std::size_t cases = 0;                              // records holding this tensor
-  std::size_t pass = 0, fail = 0, out_of_domain = 0;  // the tensor's own verdicts
+  std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0;  // the tensor's own verdicts
   std::size_t regression = 0;  // records reporting rule 3 for it (verdict unchanged by it)
   Distribution ulps, rel;                             // errors.max_ulps, errors.max_rel
   BoundHistogram error_over_bound;                    // rigorous_bound.max_error_over_bound
@@ -33,7 +33,7 @@ struct TensorStats {
 struct ImplStats {
   std::string impl;
   std::size_t cases = 0;                                         // records, crashes included
-  std::size_t pass = 0, fail = 0, out_of_domain = 0, crash = 0;  // record statuses
+  std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;  // record statuses
   std::size_t not_in_domain = 0;  // records whose check says in_domain false (any status)
   std::vector<TensorStats> tensors;
 };

@@ -16,6 +16,9 @@ TensorResult tensor_from_json(const Json& t) {
   r.regression = regression != nullptr && regression->type == Json::Type::boolean && regression->boolean;
   if (const Json* e = t.find("errors")) {
     r.max_ulps = read_number(e->find("max_ulps"));
+    // Where the reference settled no element's rounding, max_ulps (0) measures nothing.
+    const std::optional<double> unknown = read_number(e->find("ulps_unknown")), count = read_number(e->find("count"));
+    if (unknown && count && *unknown > 0 && *unknown >= *count) r.max_ulps.reset();
     r.max_rel = read_number(e->find("max_rel"));
     r.max_abs = read_number(e->find("max_abs"));
   }
@@ -49,7 +52,7 @@ std::string text_of(const Json* v) {
 }  // namespace
 
 bool FuzzRecord::judged(const TensorResult& t) const {
-  return (status == "pass" || status == "fail") && t.verdict != "out-of-domain";
+  return (status == "pass" || status == "fail" || status == "not-judged") && t.verdict != "out-of-domain";
 }
 
 FuzzRecord fuzz_record_from_json(const Json& line) {
@@ -67,7 +70,7 @@ FuzzRecord fuzz_record_from_json(const Json& line) {
   r.status = read_string(line.find("status"));
   if (r.impl.empty()) throw std::invalid_argument("missing \"impl\"");
   if (r.status != "pass" && r.status != "fail" && r.status != "out-of-domain" &&
-      r.status != "crash")
+      r.status != "not-judged" && r.status != "crash")
     throw std::invalid_argument("unknown status " + shown(r.status));
   r.campaign_seed = text_of(line.find("campaign_seed"));
   r.where = read_string(line.find("where"));

@@ -61,24 +61,24 @@ Table inputs_table(const Report& report) {
 
 Table status_table(const DtypeReport& d) {
   Table t =
-      table({"implementation", "cases", "pass", "fail", "out-of-domain", "crash", "not in domain"},
+      table({"implementation", "cases", "pass", "fail", "out-of-domain", "not judged", "crash", "not in domain"},
             {Column::text, Column::number, Column::number, Column::alert_count, Column::number,
-             Column::alert_count, Column::number});
+             Column::alert_count, Column::alert_count, Column::number});
   for (const ImplStats& s : d.stats.impls)
     t.rows.push_back({s.impl, count(s.cases), count(s.pass), count(s.fail), count(s.out_of_domain),
-                      count(s.crash), count(s.not_in_domain)});
+                      count(s.not_judged), count(s.crash), count(s.not_in_domain)});
   return t;
 }
 
 Table error_table(const DtypeReport& d) {
-  Table t = table({"implementation", "tensor", "cases", "pass", "fail", "out-of-domain", "rule 3", "max",
-                   "p50", "p99", "max", "p50", "p99", "median", "max", "max"},
+  Table t = table({"implementation", "tensor", "cases", "pass", "fail", "out-of-domain", "not judged", "rule 3",
+                   "max", "p50", "p99", "max", "p50", "p99", "median", "max", "max"},
                   {Column::text, Column::text, Column::number, Column::number, Column::alert_count,
-                   Column::number, Column::number, Column::number, Column::number, Column::number,
+                   Column::number, Column::alert_count, Column::number, Column::number, Column::number, Column::number,
                    Column::number, Column::number, Column::number, Column::number, Column::number,
                    Column::number});
   t.groups = {{"", 3},
-              {"verdicts", 4},
+              {"verdicts", 5},
               {"error in ULPs", 3},
               {"relative error", 3},
               {"error / naive's error", 2},
@@ -87,7 +87,8 @@ Table error_table(const DtypeReport& d) {
     for (const TensorStats& x : s.tensors) {
       const Distribution ratio = x.baseline_ratio.summary();
       t.rows.push_back({s.impl, x.name, count(x.cases), count(x.pass), count(x.fail),
-                        count(x.out_of_domain), count(x.regression), number_text(x.ulps.max), number_text(x.ulps.p50),
+                        count(x.out_of_domain), count(x.not_judged), count(x.regression), number_text(x.ulps.max),
+                        number_text(x.ulps.p50),
                         number_text(x.ulps.p99), number_text(x.rel.max), number_text(x.rel.p50),
                         number_text(x.rel.p99), number_text(ratio.p50), number_text(ratio.max),
                         number_text(x.regression_margin.summary().max)});

@@ -14,9 +14,10 @@ std::string counted(std::size_t n, const std::string& singular, const std::strin
 
 std::string one_line_summary(const Report& report) {
   const MergedCampaigns& m = report.merged;
-  std::size_t pass = 0, fail = 0, out_of_domain = 0, crash = 0;
+  std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;
   for (const FuzzRecord& r : m.records) {
     pass += r.status == "pass";
+    not_judged += r.status == "not-judged";
     fail += r.status == "fail";
     out_of_domain += r.status == "out-of-domain";
     crash += r.status == "crash";
@@ -27,7 +28,8 @@ std::string one_line_summary(const Report& report) {
     s += " (" + counted(m.duplicates(), "duplicate", "duplicates") + " dropped, " +
          counted(m.skipped_lines(), "unparsable line", "unparsable lines") + " skipped)";
   s += ": " + std::to_string(pass) + " pass, " + std::to_string(fail) + " fail, " +
-       std::to_string(out_of_domain) + " out-of-domain, " + std::to_string(crash) + " crash";
+       std::to_string(out_of_domain) + " out-of-domain, " + std::to_string(not_judged) + " not judged, " +
+       std::to_string(crash) + " crash";
 
   const ListedWorstCase* worst = nullptr;
   const DtypeReport* worst_dtype = nullptr;

@@ -8,7 +8,7 @@
 namespace flashproof::report {
 
 // "14 records from 2 inputs (1 duplicate dropped, 1 unparsable line skipped): 9 pass, 1 fail,
-// 2 out-of-domain, 2 crash; largest error/bound 0.9 (fp16 fa2 case 3 dV)".
+// 2 out-of-domain, 0 not judged, 2 crash; largest error/bound 0.9 (fp16 fa2 case 3 dV)".
 std::string one_line_summary(const Report& report);
 
 inline constexpr const char* kPercentileNote =

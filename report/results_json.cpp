@@ -11,12 +11,14 @@ Json count(N n) {
   return json_integer(static_cast<long long>(n));
 }
 
-// The pass / fail / out-of-domain counts every level of results.json carries.
-Json& add_verdicts(Json& j, const char* key, std::size_t pass, std::size_t fail, std::size_t out_of_domain) {
+// The pass / fail / out-of-domain / not-judged counts every level of results.json carries.
+Json& add_verdicts(Json& j, const char* key, std::size_t pass, std::size_t fail, std::size_t out_of_domain,
+                   std::size_t not_judged) {
   Json& v = add(j, key, json_object());
   add(v, "pass", count(pass));
   add(v, "fail", count(fail));
   add(v, "out-of-domain", count(out_of_domain));
+  add(v, "not-judged", count(not_judged));
   return v;
 }
 
@@ -57,7 +59,7 @@ Json tensor_json(const TensorStats& t) {
   Json j = json_object();
   add(j, "name", json_string(t.name));
   add(j, "cases", count(t.cases));
-  add_verdicts(j, "verdicts", t.pass, t.fail, t.out_of_domain);
+  add_verdicts(j, "verdicts", t.pass, t.fail, t.out_of_domain, t.not_judged);
   add(j, "regression", count(t.regression));
   add(j, "max_ulps", distribution_json(t.ulps));
   add(j, "max_rel", distribution_json(t.rel));
@@ -72,7 +74,7 @@ Json impl_json(const ImplStats& s) {
   Json j = json_object();
   add(j, "impl", json_string(s.impl));
   add(j, "cases", count(s.cases));
-  add(add_verdicts(j, "status", s.pass, s.fail, s.out_of_domain), "crash", count(s.crash));
+  add(add_verdicts(j, "status", s.pass, s.fail, s.out_of_domain, s.not_judged), "crash", count(s.crash));
   add(j, "not_in_domain", count(s.not_in_domain));
   Json& tensors = add(j, "tensors", json_array());
   for (const TensorStats& t : s.tensors) push(tensors, tensor_json(t));

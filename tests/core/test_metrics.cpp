@@ -132,6 +132,31 @@ TEST(Metrics, UlpMaximumIsExactWhereverItLies) {
   }
 }
 
+// ULPs against a reference with a bound: the correctly rounded exact value is only known to lie
+// between round(r - bound) and round(r + bound). The exact value near 2^-20 certified to 2^-40 of a
+// magnitude near 1 (a cancelling sum) spans thousands of fp16 steps: its correct rounding read as
+// 18,384 ULPs off. There no count is meaningful; where the range is tight, the distance to it is.
+TEST(Metrics, UlpsOnlyWhereTheReferenceSettlesTheRounding) {
+  const std::vector<double> r{0x1p-20 + 0x1p-45, 1.0 + 0x1p-30, 1.0 + 0x1p-30};
+  const std::vector<double> bound{0x1p-40 * 0.9, 0x1p-40, 0x1p-40};
+  const HostTensor a = tensor(DType::fp16, 1, 3, {0x1p-20, 1.0, 1.0 + 3 * 0x1p-10});
+  const ErrorMetrics m = compare(a, {&r, &bound});
+  EXPECT_EQ(m.ulps_unknown, 0);  // 2^-40 is far below fp16's step at 2^-20 (2^-24 subnormal step)
+  EXPECT_EQ(m.max_ulps, 3);
+  // The same elements with a bound of 2^-20: the first spans many subnormal steps (unknown); the
+  // others still settle (2^-20 is below half a step at 1).
+  const std::vector<double> loose{0x1p-20, 0x1p-20, 0x1p-20};
+  const ErrorMetrics l = compare(a, {&r, &loose});
+  EXPECT_EQ(l.ulps_unknown, 1);
+  EXPECT_EQ(l.max_ulps, 3);
+  // The exact value lies in [1 + 2^-12, 1 + 3 2^-12]: it may round to 1 + 2^-10, which is then 0 ulps off.
+  const std::vector<double> r2{1.0 + 0x1p-11, 2.0};
+  const std::vector<double> b2{0x1p-12, 0};
+  EXPECT_EQ(compare(tensor(DType::fp16, 1, 2, {1.0 + 0x1p-10, 2.0}), {&r2, &b2}).max_ulps, 0);
+  // Without a bound r is taken as exact: it rounds (ties to even) to 1, one step from the value.
+  EXPECT_EQ(compare(tensor(DType::fp16, 1, 2, {1.0 + 0x1p-10, 2.0}), {&r2, nullptr}).max_ulps, 1);
+}
+
 TEST(Metrics, NanAndInfMismatchesAreNeverSmall) {
   const std::vector<double> r{1, 2, kInf, -kInf, kInf, 5};
   const HostTensor a = tensor(DType::fp32, 2, 3, {kNaN, kInf, kInf, kInf, 7, 5});

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "core/generators.h"
 #include "harness/check.h"
+#include "tests/harness/broken_impl.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
@@ -14,40 +16,9 @@
 namespace flashproof {
 namespace {
 
-// The naive baseline with a post-processing step that breaks its outputs.
-class Broken final : public AttentionImpl {
- public:
-  Broken(std::string name, std::function<void(const Problem&, ForwardArgs&)> fwd,
-         std::function<void(const Problem&, BackwardArgs&)> bwd = {})
-      : name_(std::move(name)), fwd_(std::move(fwd)), bwd_(std::move(bwd)) {}
-  std::string name() const override { return name_; }
-  std::string description() const override { return "deliberately broken"; }
-  std::string where() const override { return "host"; }
-  ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
-  std::string unsupported_reason(const Problem& p, bool) const override { return p.validate(); }
-  void forward(const Problem& p, const ForwardArgs& a) override {
-    naive_->forward(p, a);
-    ForwardArgs copy = a;
-    if (fwd_) fwd_(p, copy);
-  }
-  void backward(const Problem& p, const BackwardArgs& a) override {
-    naive_->backward(p, a);
-    BackwardArgs copy = a;
-    if (bwd_) bwd_(p, copy);
-  }
-
- private:
-  std::string name_;
-  std::function<void(const Problem&, ForwardArgs&)> fwd_;
-  std::function<void(const Problem&, BackwardArgs&)> bwd_;
-  std::unique_ptr<AttentionImpl> naive_ = make_naive_attention();
-};
-
-// Registers a Broken implementation unless one of that name exists (tests run in any order, and
-// gtest may repeat them in one process).
-void register_broken(const std::string& name, std::function<void(const Problem&, ForwardArgs&)> fwd,
-                     std::function<void(const Problem&, BackwardArgs&)> bwd = {}) {
-  if (!find_implementation(name)) register_implementation(std::make_unique<Broken>(name, std::move(fwd), std::move(bwd)));
+// The naive baseline with a post-processing step that breaks its outputs (tests/harness/broken_impl.h).
+void register_broken(const std::string& name, test_impls::ForwardHook fwd, test_impls::BackwardHook bwd = {}) {
+  test_impls::register_broken(name, "naive", ArithmeticModel::naive, std::move(fwd), std::move(bwd));
 }
 
 // A forward step that replaces every O element of batch 0, head 0 by f(element).
@@ -495,6 +466,50 @@ TEST(Check, BadCasesAreOneLineErrors) {
     FAIL();
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(), "heads_q (3) must be a multiple of heads_kv (2)");
+  }
+}
+
+}  // namespace
+}  // namespace flashproof
+
+namespace flashproof {
+namespace {
+
+// Softmax scale 0 makes dQ and dK exactly 0 with magnitude 0: the tolerance once collapsed to 0,
+// below the reference's tiny bound, and every implementation failed ("reference bound not far
+// below the tolerance").
+TEST(Check, ScaleZeroBackwardPassesEveryImplementation) {
+  for (const char* impl : {"naive", "fa1", "fa2", "fa2-deterministic"}) {
+    if (!find_implementation(impl)) continue;
+    Case c = small_case(impl, true);
+    c.problem.head_dim = 64;
+    c.problem.scale = 0.0f;
+    const CheckRecord r = run_check(c);
+    EXPECT_EQ(r.verdict, Verdict::pass) << impl << "\n" << to_table(r);
+  }
+}
+
+// Window sides up to 2^63 - 1 are accepted and mean "unbounded on that side" once they pass every
+// distance; they overflowed the mask predicate, so the reference computed another attention.
+TEST(Check, WindowSidesNearTwoToTheSixtyThreeAreUnboundedSides) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  Case c = small_case("naive", false);
+  c.problem.window_left = kMax;
+  c.problem.window_right = -1;
+  Case open = c;
+  open.problem.window_left = -1;
+  EXPECT_EQ(prepare_case(c).reference.forward.o.value, prepare_case(open).reference.forward.o.value);
+  EXPECT_EQ(run_check(c).verdict, Verdict::pass);
+  for (const char* impl : {"naive", "fa1", "fa2"}) {
+    if (!find_implementation(impl)) continue;
+    Case w = small_case(impl, false);
+    w.problem.seqlen_q = 3;
+    w.problem.seqlen_k = 129;
+    w.problem.head_dim = 64;
+    w.problem.window_left = 3;
+    w.problem.window_right = kMax;
+    const CheckRecord r = run_check(w);
+    EXPECT_EQ(r.verdict, Verdict::pass) << impl << "\n" << to_table(r);
   }
 }
 
