@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/generator_options.h"
+#include "core/json.h"
 #include "fuzz/campaign.h"
 #include "kernels/registry.h"
 
@@ -27,7 +28,7 @@ int run_fuzz_command(Args a) {
       if (v == "all") {
         for (AttentionImpl* impl : implementations()) spec.impls.push_back(impl->name());
       } else {
-        spec.impls = split_list(v);
+        spec.impls = split_list(arg, v);
       }
     } else if (arg == "--cases") {
       spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next()));
@@ -41,7 +42,7 @@ int run_fuzz_command(Args a) {
     } else if (arg == "--shard-count") {
       shard_count = static_cast<std::uint64_t>(parse_count(arg, item.next()));
     } else if (arg == "--jobs") {
-      spec.jobs = static_cast<int>(parse_count(arg, item.next()));
+      spec.jobs = static_cast<int>(parse_count(arg, item.next(), fuzz::kMaxJobs));
     } else if (arg == "--case-timeout") {
       spec.case_timeout = parse_count(arg, item.next());
     } else if (arg == "--no-shrink") {
@@ -63,7 +64,7 @@ int run_fuzz_command(Args a) {
   const fuzz::CampaignResult r = fuzz::run_campaign(spec, std::cerr, ::isatty(STDERR_FILENO) != 0);
   std::cout << "fuzz: shard " << spec.shard.text() << ": " << r.run << " records this run, " << r.resumed
             << " from earlier runs; over all: " << r.pass << " pass, " << r.fail << " fail, " << r.out_of_domain
-            << " out-of-domain, " << r.crash << " crash\n";
+            << " out-of-domain, " << r.not_judged << " not judged, " << r.crash << " crash\n";
   if (!r.unsupported.empty()) {
     // Pairs with no record: say so, or a campaign over an implementation that lacks a dtype or a
     // head dim would look smaller than asked for no visible reason.
@@ -72,9 +73,10 @@ int run_fuzz_command(Args a) {
     for (const auto& [impl, n] : r.unsupported) std::cout << sep << impl << " " << n, sep = ", ";
     std::cout << "\n";
   }
-  for (const std::string& f : r.failure_files) std::cout << "fuzz: failure saved: flashproof replay " << f << "\n";
-  std::cout << "fuzz: results in " << spec.out << "/cases.jsonl; report: flashproof report " << spec.out << " --out "
-            << spec.out << "/report\n";
+  for (const std::string& f : r.failure_files)
+    std::cout << "fuzz: failure saved: flashproof replay " << fuzz::shell_quoted(f) << "\n";
+  std::cout << "fuzz: results in " << printable(spec.out + "/cases.jsonl") << "; report: flashproof report "
+            << fuzz::shell_quoted(spec.out) << " --out " << fuzz::shell_quoted(spec.out + "/report") << "\n";
   return r.fail + r.crash > 0 ? 1 : 0;
 }
 

@@ -1,16 +1,21 @@
 #include "cli/generator_options.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace flashproof::cli {
 
-std::vector<std::string> split_list(std::string_view text) {
+std::vector<std::string> split_list(std::string_view opt, std::string_view text) {
   std::vector<std::string> out;
   std::size_t begin = 0;
   while (begin <= text.size()) {
     const std::size_t comma = text.find(',', begin);
-    const std::string_view item = text.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin);
-    if (!item.empty()) out.emplace_back(item);
+    const std::string item(text.substr(begin, comma == std::string_view::npos ? std::string_view::npos : comma - begin));
+    // An empty list must not fall back to a default, and a repeated item would run twice.
+    if (item.empty()) throw UsageError(std::string(opt) + ": empty name in '" + std::string(text) + "'");
+    if (std::find(out.begin(), out.end(), item) != out.end())
+      throw UsageError(std::string(opt) + ": '" + item + "' is given twice");
+    out.push_back(item);
     if (comma == std::string_view::npos) break;
     begin = comma + 1;
   }
@@ -24,12 +29,11 @@ bool parse_generator_option(Arg& item, fuzz::GeneratorSettings& g, bool& seed_gi
     seed_given = true;
   } else if (arg == "--dtype") {
     g.dtypes.clear();
-    for (const std::string& name : split_list(item.next())) {
+    for (const std::string& name : split_list(arg, item.next())) {
       const std::optional<DType> t = parse_dtype(name);
       if (!t) throw UsageError("--dtype: unknown dtype '" + name + "' (fp16, bf16, fp32)");
       g.dtypes.push_back(*t);
     }
-    if (g.dtypes.empty()) throw UsageError("--dtype needs at least one dtype");
   } else if (arg == "--backward") {
     const std::string_view v = item.next();
     using D = fuzz::GeneratorSettings::Direction;

@@ -12,8 +12,8 @@
 
 namespace flashproof::cli {
 
-// "a,b,c" -> {"a", "b", "c"} (empty items dropped).
-std::vector<std::string> split_list(std::string_view text);
+// "a,b,c" -> {"a", "b", "c"}; an empty or repeated item throws UsageError naming opt.
+std::vector<std::string> split_list(std::string_view opt, std::string_view text);
 
 // Applies `item` when it is one of the generator options and returns true; false otherwise.
 // seed_given is set by --seed. Bad values throw UsageError.

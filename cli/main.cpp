@@ -15,6 +15,7 @@
 #include <filesystem>
 
 #include "cli/args.h"
+#include "cli/case_limits.h"
 #include "cli/export_command.h"
 #include "cli/fuzz_command.h"
 #include "report/report_command.h"
@@ -43,7 +44,8 @@ constexpr const char* kUsage =
     "                        [--causal] [--window L,R] [--scale S] [--dist NAME[:P]] [--seed S]\n"
     "                        [--backward] [--json] [--reference fast|mpfr|cpp_bin_float]\n"
     "                        [--precision BITS] [--sample N] [--threads N] [--save-case FILE]\n"
-    "       flashproof replay FILE [--json] [--threads N]\n"
+    "                        [--max-work W] [--max-memory GIB]\n"
+    "       flashproof replay FILE [--json] [--threads N] [--max-work W] [--max-memory GIB]\n"
     "       flashproof prove [NAME...] [--list] [--smt2 DIR] [--timeout SECONDS] [--verbose]\n"
     "       flashproof fuzz [--impl all|I[,I...]] [--dtype D[,D...]] (--cases N | --minutes M) --seed S\n"
     "                       [--shard i/n] [--shard-count n] [--backward yes|no|both] [--max-seqlen L]\n"
@@ -75,12 +77,15 @@ int run_check_command(Args a) {
   bool json = false, causal = false, kv_heads_given = false;
   std::optional<std::pair<std::int64_t, std::int64_t>> window;
   std::string save_case;
+  cli::CaseLimits limits;
   while (!a.done()) {
     Arg item(a);
     const std::string_view arg = item.name;
     auto flag = [&] { item.flag(); };
     auto next = [&] { return item.next(); };
-    if (arg == "--impl") {
+    if (arg == "--max-work" || arg == "--max-memory") {
+      cli::parse_case_limit(arg, next(), limits);
+    } else if (arg == "--impl") {
       c.impl = std::string(next());
     } else if (arg == "--dtype") {
       const std::string_view v = next();
@@ -140,11 +145,11 @@ int run_check_command(Args a) {
       else if (v == "cpp_bin_float") opt.reference.backend = reference::Backend::cpp_bin_float;
       else throw UsageError("unknown reference backend '" + std::string(v) + "' (fast, mpfr, cpp_bin_float)");
     } else if (arg == "--precision") {
-      opt.reference.precision_bits = static_cast<unsigned>(parse_count(arg, next()));
+      opt.reference.precision_bits = static_cast<unsigned>(parse_count(arg, next(), cli::kMaxPrecisionBits));
     } else if (arg == "--sample") {
       opt.reference.sample = parse_count(arg, next());
     } else if (arg == "--threads") {
-      opt.reference.threads = static_cast<int>(parse_count(arg, next()));
+      opt.reference.threads = static_cast<int>(parse_count(arg, next(), cli::kMaxThreads));
     } else if (arg == "--save-case") {
       save_case = std::string(next());
       if (save_case.empty()) throw UsageError("--save-case needs a file name");
@@ -164,6 +169,7 @@ int run_check_command(Args a) {
     c.problem.window_right = 0;
   }
   if (const std::string e = c.problem.validate(); !e.empty()) throw UsageError(e);
+  cli::check_case_limits(c.problem, c.backward, limits);
   // Saved before the run, so a case whose implementation crashes is kept as well.
   if (!save_case.empty()) write_case_file(save_case, c, opt);
   return report(run_check(c, opt), json);
@@ -193,13 +199,16 @@ int run_replay_command(Args a) {
   std::optional<std::string> file;
   bool json = false;
   int threads = 0;
+  cli::CaseLimits limits;
   while (!a.done()) {
     Arg item(a);
-    if (item.name == "--json") {
+    if (item.name == "--max-work" || item.name == "--max-memory") {
+      cli::parse_case_limit(item.name, item.next(), limits);
+    } else if (item.name == "--json") {
       item.flag();
       json = true;
     } else if (item.name == "--threads") {
-      threads = static_cast<int>(parse_count(item.name, item.next()));
+      threads = static_cast<int>(parse_count(item.name, item.next(), cli::kMaxThreads));
     } else if (item.name.starts_with("-")) {
       throw UsageError("unknown option '" + std::string(item.name) + "' for replay");
     } else if (file) {
@@ -212,14 +221,15 @@ int run_replay_command(Args a) {
   if (!file) throw UsageError("replay needs a case file (flashproof replay FILE [--json])");
   CaseFile cf = read_case_file(*file);
   cf.options.reference.threads = threads;
+  cli::check_case_limits(cf.c.problem, cf.c.backward, limits);
   // The deliberately flawed baselines of the property suite are not registered; their failures'
   // case files name them.
   std::unique_ptr<AttentionImpl> flawed = make_flawed_naive(cf.c.impl);
   AttentionImpl* impl = flawed ? flawed.get() : find_implementation(cf.c.impl);
   if (!impl) throw UsageError("case file " + *file + ": unknown implementation '" + cf.c.impl + "' (see `flashproof list`)");
   if (!json) {
-    std::cout << "case file: " << *file << "\n";
-    if (!cf.note.empty()) std::cout << "note: " << cf.note << "\n";
+    std::cout << "case file: " << printable(*file) << "\n";
+    if (!cf.note.empty()) std::cout << "note: " << printable(cf.note) << "\n";
   }
   if (!cf.property.empty()) return replay_property(cf, *impl, json);
   return report(run_check(cf.c, *impl, cf.options), json);
@@ -232,14 +242,14 @@ int run_prove_command(Args a) {
   proofs::RunOptions options;
   bool list = false, verbose = false;
   while (!a.done()) {
-    const std::string arg(a.items[a.pos++]);
-    auto next = [&]() -> std::string {
-      if (a.done()) throw UsageError(arg + " needs a value");
-      return std::string(a.items[a.pos++]);
-    };
+    Arg item(a);
+    const std::string arg(item.name);
+    auto next = [&] { return std::string(item.next()); };
     if (arg == "--list") {
+      item.flag();
       list = true;
     } else if (arg == "--verbose") {
+      item.flag();
       verbose = true;
     } else if (arg == "--smt2") {
       options.smt2_dir = next();
@@ -323,18 +333,27 @@ int main_impl(int argc, char** argv) {
 }  // namespace
 }  // namespace flashproof
 
+namespace {
+
+// Every error goes out as one printable line (printable: no line break or control character from
+// a file name, a file's content or an option's value reaches the terminal).
+int error_line(const std::string& message, int status) {
+  std::cerr << "flashproof: " << flashproof::printable(message) << "\n";
+  return status;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   try {
     return flashproof::main_impl(argc, argv);
   } catch (const flashproof::cli::UsageError& e) {
-    std::cerr << "flashproof: " << e.what() << "\n";
+    return error_line(e.what(), 2);
   } catch (const std::invalid_argument& e) {
-    std::cerr << "flashproof: " << e.what() << "\n";
+    return error_line(e.what(), 2);
   } catch (const std::bad_alloc&) {
-    std::cerr << "flashproof: out of memory for this case\n";
+    return error_line("out of memory for this case", 2);
   } catch (const std::exception& e) {
-    std::cerr << "flashproof: internal error: " << e.what() << "\n";
-    return 3;
+    return error_line(std::string("internal error: ") + e.what(), 3);
   }
-  return 2;
 }

@@ -7,6 +7,7 @@
 #include <iterator>
 #include <limits>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace flashproof {
 namespace {
@@ -112,16 +113,16 @@ class Parser {
   Json object() {
     Json v;
     v.type = Json::Type::object;
+    std::unordered_set<std::string> keys;  // a hash set: a linear search per key made large objects quadratic
     elements('{', '}', [&] {
       space();
       if (peek() != '"') fail("expected a key in double quotes");
       const std::size_t key_at = i_;
       std::string key = string();
-      for (const auto& m : v.members)
-        if (m.first == key) {
-          i_ = key_at;
-          fail("duplicate key " + shown(key));
-        }
+      if (!keys.insert(key).second) {
+        i_ = key_at;
+        fail("duplicate key " + shown(key));
+      }
       space();
       expect(':');
       v.members.emplace_back(std::move(key), value());
@@ -270,6 +271,43 @@ std::string shown(std::string_view s) {
   std::string o = "\"";
   for (char ch : s.substr(0, 60)) o += static_cast<unsigned char>(ch) < 0x20 ? '?' : ch;
   return o + (s.size() > 60 ? "...\"" : "\"");
+}
+
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] that is not a C1 control (U+0080..U+009F,
+// which terminals may obey like ESC); 0 when there is none.
+std::size_t printable_utf8_length(std::string_view s, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned lead = byte(i);
+  const std::size_t n = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  return lead == 0xC2 && byte(i + 1) < 0xA0 ? 0 : n;
+}
+
+}  // namespace
+
+std::string printable(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const auto ch = static_cast<unsigned char>(s[i]);
+    if (ch >= 0x20 && ch < 0x7f) {
+      o += s[i++];
+    } else if (const std::size_t n = ch >= 0x80 ? printable_utf8_length(s, i) : 0; n > 0) {
+      o.append(s.substr(i, n)), i += n;
+    } else {
+      const auto* simple = std::find_if(std::begin(kEscapes), std::end(kEscapes),
+                                        [&](const auto& x) { return x.second == s[i]; });
+      char buf[8];
+      if (simple != std::end(kEscapes)) std::snprintf(buf, sizeof buf, "\\%c", simple->first);
+      else std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(ch));
+      o += buf, ++i;
+    }
+  }
+  return o;
 }
 
 std::string json_quote(std::string_view s) {

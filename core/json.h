@@ -47,4 +47,10 @@ std::string to_json_text(const Json& v, bool one_line);
 // Quoted for a one-line message: control characters shown as '?', long strings cut.
 std::string shown(std::string_view s);
 
+// s safe to print on a terminal as (part of) one line: control characters (line breaks, ESC, DEL,
+// the C1 controls) and bytes that are not UTF-8 written as \n, \t, \x1b ...
+// Every error message flashproof prints goes through it (cli/main.cpp), as does any text read
+// from a file that is printed.
+std::string printable(std::string_view s);
+
 }  // namespace flashproof

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <chrono>
@@ -12,8 +13,10 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -34,6 +37,8 @@
 namespace flashproof::fuzz {
 namespace fs = std::filesystem;
 namespace {
+
+constexpr std::uint64_t kAll = std::numeric_limits<std::uint64_t>::max();
 
 const char* direction_name(GeneratorSettings::Direction d) {
   return d == GeneratorSettings::Direction::forward ? "forward" : d == GeneratorSettings::Direction::backward ? "backward" : "both";
@@ -125,51 +130,74 @@ class DirectoryLock {
   int fd_ = -1;
 };
 
-// Writes campaign.json, or checks that the one there describes this campaign.
-void claim_directory(const CampaignSpec& s) {
-  const fs::path file = fs::path(s.out) / "campaign.json";
-  const std::string params = parameters_json(s);
-  if (fs::exists(file)) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    Json existing;
-    try {
-      existing = parse_json(text.str());
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(file.string() + ": " + e.what());
-    }
-    const Json* theirs = existing.find("parameters");
-    if (theirs == nullptr || !same(*theirs, parse_json(params)))
-      throw std::invalid_argument(s.out + " holds another campaign's results (its campaign.json differs in seed, "
-                                  "implementations, dtypes, budget, limits or shard); use another --out");
-    return;
-  }
+// campaign.json's text for a new campaign.
+std::string campaign_json(const CampaignSpec& s, const std::string& id) {
   std::string commit = command_output("git -C '" FLASHPROOF_SOURCE_DIR "' rev-parse --short HEAD 2>/dev/null");
   if (commit.empty()) commit = "unknown";
   char host[256] = "unknown";
   ::gethostname(host, sizeof host - 1);
-  std::ofstream out(file);
-  out << "{\n  \"format\": \"flashproof-campaign\",\n  \"version\": 1,\n  \"parameters\": " << params
-      << ",\n  \"commit\": " << json_quote(commit) << ",\n  \"machine\": " << json_quote(std::string(host) + ", " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads")
-      << ",\n  \"started\": " << json_quote(utc_now()) << "\n}\n";
-  if (!out) throw std::invalid_argument("cannot write " + file.string());
+  return "{\n  \"format\": \"flashproof-campaign\",\n  \"version\": 1,\n  \"campaign_id\": " + json_quote(id) +
+         ",\n  \"parameters\": " + parameters_json(s) + ",\n  \"commit\": " + json_quote(commit) +
+         ",\n  \"machine\": " +
+         json_quote(std::string(host) + ", " + std::to_string(std::thread::hardware_concurrency()) + " hardware threads") +
+         ",\n  \"started\": " + json_quote(utc_now()) + "\n}\n";
+}
+
+// A fresh campaign's id: random, so that records of two directories run with the same parameters
+// still tell their campaign apart.
+std::string new_campaign_id() {
+  std::random_device random;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", random(), random());
+  return buf;
+}
+
+// The directory's campaign.json, checked to describe this campaign; nullopt when there is none.
+std::optional<Json> existing_campaign(const CampaignSpec& s) {
+  const fs::path file = fs::path(s.out) / "campaign.json";
+  if (!fs::exists(file)) return std::nullopt;
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  Json existing;
+  try {
+    existing = parse_json(text.str());
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(file.string() + ": " + e.what());
+  }
+  const Json* theirs = existing.find("parameters");
+  if (theirs == nullptr || !same(*theirs, parse_json(parameters_json(s))))
+    throw std::invalid_argument(s.out + " holds another campaign's results (its campaign.json differs in seed, "
+                                "implementations, dtypes, budget, limits or shard); use another --out");
+  return existing;
+}
+
+// Why a record of cases.jsonl is not one of this campaign's (empty when it is): another campaign
+// id, or (records written before ids existed) a pair or case this campaign does not have.
+std::string foreign_record(const CampaignSpec& s, const std::string& id, const Json& r) {
+  const std::string refusal = "; " + s.out + "/cases.jsonl holds another campaign's records: use another --out";
+  if (const Json* theirs = r.find("campaign_id"); theirs && theirs->text != id)
+    return "a record of campaign " + shown(theirs->text) + ", not of this directory's campaign \"" + id + "\"" + refusal;
+  const auto index = static_cast<std::uint64_t>(r.find("index")->integer());
+  const std::string impl = r.find("impl")->text;
+  if (std::find(s.impls.begin(), s.impls.end(), impl) == s.impls.end())
+    return "a record of implementation " + shown(impl) + ", which this campaign does not run" + refusal;
+  if (index % s.shard.count != s.shard.index || (s.cases && index >= *s.cases))
+    return "a record of case " + std::to_string(index) + ", not a case of this campaign's shard " + s.shard.text() + refusal;
+  const Json* c = r.find("case");
+  if (c == nullptr || !same(*c, parse_json(one_line(case_to_json(campaign_case(s, index, impl))))))
+    return "case " + std::to_string(index) + " differs from this campaign's case " + std::to_string(index) + refusal;
+  return {};
 }
 
 // ended.json: written when a run ends by itself (every case of the shard ran, or its minutes ran
 // out) and removed when a run starts, so a directory without it was killed or is still running;
-// `flashproof report` warns about such an input. Written to a temporary name and renamed, so the
-// file is whole or absent.
+// `flashproof report` warns about such an input. Written atomically, so the file is whole or absent.
 void write_end_marker(const CampaignSpec& s, std::uint64_t records) {
-  const fs::path file = fs::path(s.out) / "ended.json", partial = fs::path(s.out) / "ended.json.partial";
-  {
-    std::ofstream out(partial);
-    out << "{\"format\": \"flashproof-campaign-end\", \"version\": 1, \"ended\": " << json_quote(utc_now())
-        << ", \"records\": " << records << ", \"why\": "
-        << json_quote(s.cases ? "every case of the shard ran" : "the --minutes ran out") << "}\n";
-    if (!out) throw std::invalid_argument("cannot write " + partial.string());
-  }
-  fs::rename(partial, file);
+  write_file_atomically((fs::path(s.out) / "ended.json").string(),
+                        "{\"format\": \"flashproof-campaign-end\", \"version\": 1, \"ended\": " + json_quote(utc_now()) +
+                            ", \"records\": " + std::to_string(records) + ", \"why\": " +
+                            json_quote(s.cases ? "every case of the shard ran" : "the --minutes ran out") + "}\n");
 }
 
 // The record's "where" (the check names it: host, gpu, emulated); empty for a crash.
@@ -197,6 +225,26 @@ struct Running {
 
 }  // namespace
 
+std::string shell_quoted(std::string_view s) {
+  const auto plain = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || std::string_view("_./:=@%+,-").find(ch) != std::string_view::npos;
+  };
+  if (!s.empty() && std::all_of(s.begin(), s.end(), plain)) return std::string(s);
+  const bool control = std::any_of(s.begin(), s.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) == 0x7f;
+  });
+  std::string o = control ? "$'" : "'";
+  for (char ch : s) {
+    char buf[8];
+    if (!control) o += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    else if (ch == '\'' || ch == '\\') o += '\\', o += ch;
+    else if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) == 0x7f)
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(ch)), o += buf;
+    else o += ch;
+  }
+  return o + "'";
+}
+
 Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl) {
   Case c = generate_case(spec.generator, index).c;
   c.impl = impl;
@@ -212,8 +260,12 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
                                                       << " (ten years), got " << *spec.minutes)
                                     .str());
   if (spec.impls.empty()) throw std::invalid_argument("no implementation to fuzz");
+  for (auto it = spec.impls.begin(); it != spec.impls.end(); ++it)
+    if (std::find(spec.impls.begin(), it, *it) != it)  // it would run, and be recorded, twice
+      throw std::invalid_argument("implementation '" + *it + "' is given twice");
   if (spec.generator.dtypes.empty()) throw std::invalid_argument("no dtype to fuzz");
-  if (spec.jobs < 1) throw std::invalid_argument("--jobs must be at least 1");
+  if (spec.jobs < 1 || spec.jobs > kMaxJobs)
+    throw std::invalid_argument("--jobs must be between 1 and " + std::to_string(kMaxJobs));
   if (spec.generator.max_seqlen < 1 || spec.generator.max_work < 1)
     throw std::invalid_argument("--max-seqlen and --max-work must be at least 1");
   for (const std::string& name : spec.impls) {
@@ -232,25 +284,37 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   fs::create_directories(fs::path(spec.out) / ".work", ec);
   if (ec || !fs::is_directory(spec.out)) throw std::invalid_argument("cannot create the campaign directory " + spec.out);
   const DirectoryLock lock(spec.out, progress_out);
-  claim_directory(spec);
+  std::optional<Json> existing = existing_campaign(spec);
+  const Json* known_id = existing ? existing->find("campaign_id") : nullptr;
+  const std::string campaign_id = known_id ? known_id->text : new_campaign_id();
+  // The records are checked before campaign.json is written, so a refused directory is left as it was.
+  ResultsLog log((fs::path(spec.out) / "cases.jsonl").string(),
+                 [&](const Json& r) { return foreign_record(spec, campaign_id, r); });
+  const std::string campaign_file = (fs::path(spec.out) / "campaign.json").string();
+  if (!existing) {
+    write_file_atomically(campaign_file, campaign_json(spec, campaign_id));
+  } else if (!known_id) {  // a directory of a version without ids: its records were checked by their cases
+    Json id;
+    id.type = Json::Type::string;
+    id.text = campaign_id;
+    existing->members.emplace_back("campaign_id", std::move(id));
+    write_file_atomically(campaign_file, to_json_text(*existing, false) + "\n");
+  }
   fs::remove(fs::path(spec.out) / "ended.json", ec);  // this run has not ended (write_end_marker)
 
-  ResultsLog log((fs::path(spec.out) / "cases.jsonl").string());
   std::ofstream seeds(fs::path(spec.out) / "progress.log", std::ios::app);
   const CheckOptions options;
   CampaignResult result;
   result.resumed = log.records();
 
-  // The records this run still has to produce, when the budget is a case count.
+  // The records this run still has to produce, when the budget is a case count: counted without
+  // generating a case (a count of 2^63 cases must start at once), less each pair found unsupported
+  // as the run reaches it.
   std::optional<std::uint64_t> total;
   if (spec.cases) {
-    std::uint64_t n = 0;
-    for (std::uint64_t i = spec.shard.index; i < *spec.cases; i += spec.shard.count)
-      for (const std::string& impl : spec.impls) {
-        const Case c = campaign_case(spec, i, impl);
-        if (!log.done(i, impl) && find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) ++n;
-      }
-    total = n;
+    const std::uint64_t cases = *spec.cases > spec.shard.index ? (*spec.cases - spec.shard.index - 1) / spec.shard.count + 1 : 0;
+    const std::uint64_t pairs = cases > kAll / spec.impls.size() ? kAll : cases * spec.impls.size();
+    total = pairs - std::min<std::uint64_t>(pairs, log.records());
   }
   Progress progress(progress_out, terminal, total, spec.minutes);
   const auto deadline = std::chrono::steady_clock::now() +
@@ -265,13 +329,18 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
     while (time_left() && (!spec.cases || next_index < *spec.cases)) {
       const std::uint64_t index = next_index;
       const std::string impl = spec.impls[next_impl];
-      if (++next_impl == spec.impls.size()) next_impl = 0, next_index += spec.shard.count;
+      if (++next_impl == spec.impls.size()) {
+        next_impl = 0;
+        // Saturating: the last shard's step past a count near 2^64 must not wrap to case 0.
+        next_index = next_index > kAll - spec.shard.count ? kAll : next_index + spec.shard.count;
+      }
       if (log.done(index, impl)) continue;
       const FuzzCase f = generate_case(spec.generator, index);
       Case c = f.c;
       c.impl = impl;
       if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) {
         ++result.unsupported[impl];
+        progress.drop_from_total();
         continue;
       }
       return Task{index, impl, c, f.kind};
@@ -299,14 +368,14 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
       for (char& ch : failure_file)
         if (ch == ':') ch = '_';
       write_case_file((fs::path(spec.out) / failure_file).string(), saved, options, note);
-      replay = "flashproof replay " + (fs::path(spec.out) / failure_file).string();
+      replay = "flashproof replay " + shell_quoted((fs::path(spec.out) / failure_file).string());
       result.failure_files.push_back((fs::path(spec.out) / failure_file).string());
     }
     if (o.status == "crash")  // the child died before measuring it
       o.logit_scale = max_scaled_logit(t.c.problem, generate_inputs(t.c.problem, t.c.dist, t.c.seed));
     std::ostringstream line;
     line << "{\"format\": \"flashproof-fuzz-record\", \"version\": 1, \"campaign_seed\": \"" << spec.generator.seed
-         << "\", \"index\": " << t.index << ", \"impl\": " << json_quote(t.impl)
+         << "\", \"campaign_id\": \"" << campaign_id << "\", \"index\": " << t.index << ", \"impl\": " << json_quote(t.impl)
          << ", \"where\": " << json_quote(where_of(o.record_json)) << ", \"status\": " << json_quote(o.status)
          << ", \"kind\": " << json_quote(t.kind) << ", \"logit_scale\": " << json_number(o.logit_scale)
          << ", \"case\": " << one_line(case_to_json(t.c, options))
@@ -378,6 +447,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   result.pass = log.count("pass");
   result.fail = log.count("fail");
   result.out_of_domain = log.count("out-of-domain");
+  result.not_judged = log.count("not-judged");
   result.crash = log.count("crash");
   write_end_marker(spec, log.records());
   return result;

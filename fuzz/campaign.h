@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fuzz/case_generator.h"
@@ -19,6 +20,9 @@ namespace flashproof::fuzz {
 // The longest --minutes: ten years. A longer span would overflow the clock's deadline (which then
 // lies in the past, and the campaign would end at once with no case).
 inline constexpr double kMaxMinutes = 10 * 365.25 * 24 * 60;
+
+// The most children at once: the children's scratch files are named after 1024 slots.
+inline constexpr int kMaxJobs = 1024;
 
 struct CampaignSpec {
   GeneratorSettings generator;
@@ -37,19 +41,25 @@ struct CampaignSpec {
 struct CampaignResult {
   std::uint64_t run = 0;       // records produced by this run
   std::uint64_t resumed = 0;   // records found from earlier runs
-  std::uint64_t pass = 0, fail = 0, out_of_domain = 0, crash = 0;  // over all records
+  std::uint64_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;  // over all records
   std::vector<std::string> failure_files;                          // saved by this run
   // (case, implementation) pairs this run passed over because the implementation does not run
   // the case (a dtype or head dim it lacks), per implementation; no record is written for them.
   std::map<std::string, std::uint64_t> unsupported;
 };
 
-// Throws std::invalid_argument (one line) for a spec that cannot run: no case budget, unknown
-// implementation, an implementation that runs none of the dtypes, a directory holding another
-// campaign's results, an unwritable directory.
+// Throws std::invalid_argument (one line) for a spec that cannot run: no case budget, unknown or
+// repeated implementation, an implementation that runs none of the dtypes, a directory holding
+// another campaign's results (its campaign.json differs, or a record of cases.jsonl is not this
+// campaign's), an unwritable directory.
 CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress, bool terminal);
 
 // Case index -> the case, as the campaign runs it for `impl` (for tests and the benchmark).
 Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl);
+
+// s as one word for a POSIX shell: unchanged when it holds only characters no shell treats
+// specially, else in single quotes; with control characters, bash's $'...' with \xNN escapes, so
+// that a printed command stays on one line and pastes back exactly.
+std::string shell_quoted(std::string_view s);
 
 }  // namespace flashproof::fuzz

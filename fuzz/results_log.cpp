@@ -30,9 +30,10 @@ void write_all(int fd, const std::string& text, const std::string& path) {
 }
 
 // The record's key and status; false when the line is not a complete record.
-bool parse_record(const std::string& line, std::uint64_t& index, std::string& impl, std::string& status) {
+bool parse_record(const std::string& line, std::uint64_t& index, std::string& impl, std::string& status,
+                  Json* parsed = nullptr) {
   try {
-    const Json j = parse_json(line);
+    Json j = parse_json(line);
     const Json* i = j.find("index");
     const Json* m = j.find("impl");
     const Json* s = j.find("status");
@@ -40,28 +41,54 @@ bool parse_record(const std::string& line, std::uint64_t& index, std::string& im
     index = static_cast<std::uint64_t>(i->integer());
     impl = m->text;
     status = s->text;
+    if (parsed) *parsed = std::move(j);
     return true;
   } catch (const std::invalid_argument&) {
     return false;
   }
 }
 
+void fsync_directory_of(const std::string& path) {
+  const std::string dir = path.find('/') == std::string::npos ? "." : path.substr(0, path.rfind('/') + 1);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open the directory of", path);
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced) fail("cannot flush the directory of", path);
+}
+
 }  // namespace
 
-ResultsLog::ResultsLog(std::string path) : path_(std::move(path)) {
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot write", tmp);
+  write_all(fd, text, tmp);
+  if (::fsync(fd) != 0 || ::close(fd) != 0) fail("cannot write", tmp);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot replace", path);
+  fsync_directory_of(path);
+}
+
+ResultsLog::ResultsLog(std::string path, const Foreign& foreign) : path_(std::move(path)) {
   std::vector<std::string> good;
   {
     std::ifstream in(path_, std::ios::binary);
     std::stringstream text;
     if (in) text << in.rdbuf();
     const std::string all = text.str();
-    std::size_t begin = 0;
+    std::size_t begin = 0, line_number = 0;
     while (begin < all.size()) {
       const std::size_t end = all.find('\n', begin);
       const std::string line = all.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+      ++line_number;
       std::uint64_t index = 0;
       std::string impl, status;
-      if (end != std::string::npos && parse_record(line, index, impl, status)) {
+      Json record;
+      if (end != std::string::npos && parse_record(line, index, impl, status, &record)) {
+        // A complete record of another campaign is refused, not dropped: resuming over it would
+        // count its pairs as done here.
+        if (const std::string why = foreign ? foreign(record) : ""; !why.empty())
+          throw std::invalid_argument(path_ + " line " + std::to_string(line_number) + ": " + why);
         good.push_back(line);
       } else {
         ++dropped_;
@@ -71,14 +98,9 @@ ResultsLog::ResultsLog(std::string path) : path_(std::move(path)) {
     }
   }
   if (dropped_ > 0) {  // rewrite without the broken lines, atomically
-    const std::string tmp = path_ + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) fail("cannot write", tmp);
     std::string text;
     for (const std::string& line : good) text += line + "\n";
-    write_all(fd, text, tmp);
-    if (::fsync(fd) != 0 || ::close(fd) != 0) fail("cannot write", tmp);
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) fail("cannot replace", path_);
+    write_file_atomically(path_, text);
   }
   for (const std::string& line : good) remember(line);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);

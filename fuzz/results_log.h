@@ -5,16 +5,27 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <string>
 #include <utility>
 
+#include "core/json.h"
+
 namespace flashproof::fuzz {
+
+// A whole file or none: text written to a temporary file in the same directory, flushed to disk,
+// renamed over path, and the directory flushed, so a kill at any moment leaves the old file or the
+// new one. Throws std::runtime_error when it cannot.
+void write_file_atomically(const std::string& path, const std::string& text);
 
 class ResultsLog {
  public:
-  // Creates the file when missing. Throws std::runtime_error when it cannot be read or written.
-  explicit ResultsLog(std::string path);
+  // Why a complete record does not belong here (empty when it does).
+  using Foreign = std::function<std::string(const Json& record)>;
+  // Creates the file when missing. Throws std::runtime_error when it cannot be read or written,
+  // std::invalid_argument ("PATH line N: WHY") for a record that `foreign` refuses.
+  explicit ResultsLog(std::string path, const Foreign& foreign = {});
   ~ResultsLog();
   ResultsLog(const ResultsLog&) = delete;
   ResultsLog& operator=(const ResultsLog&) = delete;

@@ -192,7 +192,10 @@ CaseFile parse_case(const Json& top) {
       ro.relative_to = r == "value" ? reference::Options::RelativeTo::value
                                     : reference::Options::RelativeTo::magnitude;
     }
-    if (const Json* v = g.optional("sample")) ro.sample = g.integer("sample", *v);
+    if (const Json* v = g.optional("sample")) {
+      ro.sample = g.integer("sample", *v);
+      if (ro.sample < 0) throw std::invalid_argument(g.name("sample") + " must be >= 0 (0: every row and column)");
+    }
     if (const Json* v = g.optional("sample_seed")) ro.sample_seed = g.unsigned64("sample_seed", *v);
     g.reject_unknown();
   }

@@ -29,14 +29,22 @@ void write_file(const fs::path& path, const std::string& bytes) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
-std::string read_file(const std::string& path) {
+// The file's bytes when it holds exactly `size` of them. The size is checked before reading, so a
+// wrong file (a link to a huge sparse file, say) costs nothing.
+std::string read_file_of_size(const std::string& path, std::uintmax_t size, const std::string& what) {
   std::error_code ec;
-  if (!fs::is_regular_file(path, ec)) throw std::runtime_error(path + ": no such file");
+  if (!fs::exists(path, ec)) throw BadExchangeFile(path + ": no such file");
+  if (!fs::is_regular_file(path, ec)) throw BadExchangeFile(path + ": not a regular file");
+  const std::uintmax_t actual = fs::file_size(path, ec);
+  if (ec) throw BadExchangeFile(path + ": cannot read its size: " + ec.message());
+  if (actual != size)
+    throw BadExchangeFile(path + ": holds " + std::to_string(actual) + " bytes, expected " + std::to_string(size) +
+                          " (" + what + ")");
+  std::string bytes(size, '\0');
   std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw std::runtime_error(path + ": cannot read");
-  return text.str();
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  if (!in || in.gcount() != static_cast<std::streamsize>(size)) throw BadExchangeFile(path + ": cannot read");
+  return bytes;
 }
 
 std::string shape_json(std::initializer_list<std::int64_t> dims) {
@@ -122,12 +130,8 @@ std::string tensor_bytes(const HostTensor& t) {
 void write_tensor_file(const std::string& path, const HostTensor& t) { write_file(path, tensor_bytes(t)); }
 
 void read_tensor_file_into(const std::string& path, HostTensor& into) {
-  const std::string bytes = read_file(path);
   const int n = dtype_bytes(into.dtype());
-  const auto expected = static_cast<std::size_t>(into.numel() * n);
-  if (bytes.size() != expected)
-    throw std::runtime_error(path + ": holds " + std::to_string(bytes.size()) + " bytes, expected " +
-                             std::to_string(expected) + " (" + into.describe() + ")");
+  const std::string bytes = read_file_of_size(path, static_cast<std::uintmax_t>(into.numel() * n), into.describe());
   std::size_t at = 0;
   for_each_element(into.shape(), [&](auto a, auto b, auto c, auto d) {
     std::uint32_t bits = 0;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,11 +32,17 @@ std::string hex64(std::uint64_t x);  // 16 lower-case hex digits
 // options and no note. Any program holding the case finds its directory with this.
 std::string case_directory_name(const Case& c);
 
+// A .bin file that is missing, not a regular file, unreadable or of the wrong size: bad input
+// (`flashproof` exits 2 with this one line; in a campaign, the case's crash).
+struct BadExchangeFile : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 // A tensor's logical elements in row-major order as little-endian bytes of its dtype (any strides).
 std::string tensor_bytes(const HostTensor& t);
 void write_tensor_file(const std::string& path, const HostTensor& t);
-// Reads a file written as above into a new contiguous tensor; throws std::runtime_error with one
-// line naming the file when it is missing, unreadable or of the wrong size.
+// Reads a file written as above into a new contiguous tensor; throws BadExchangeFile with one line
+// naming the file when it is missing, unreadable or of the wrong size (checked before reading).
 HostTensor read_tensor_file(const std::string& path, DType dtype, Shape shape, int rank = 4);
 // The same into an existing tensor of the file's shape (any strides): only its elements are written.
 void read_tensor_file_into(const std::string& path, HostTensor& into);

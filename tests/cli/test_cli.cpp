@@ -115,6 +115,47 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
   }
 }
 
+// Hostile values (issue 26, D): lists with empty or repeated items, integers past what the option
+// is stored in, option values and file names with line breaks and escape sequences. Each is one
+// printable line on stderr and exit status 2.
+TEST(Cli, HostileInputIsOneEscapedLineWithStatus2) {
+  const std::string out = " --out " + testing::TempDir() + "fp_hostile_" + std::to_string(getpid());
+  const char* cases[][2] = {
+      {"fuzz --seed 1 --cases 3 --impl ''", "--impl: empty name in ''"},
+      {"fuzz --seed 1 --cases 3 --impl naive,", "--impl: empty name in 'naive,'"},
+      {"fuzz --seed 1 --cases 3 --impl naive,naive --jobs 2", "--impl: 'naive' is given twice"},
+      {"fuzz --seed 1 --cases 3 --dtype fp16,,bf16", "--dtype: empty name in 'fp16,,bf16'"},
+      {"fuzz --seed 1 --cases 3 --dtype bf16,bf16", "--dtype: 'bf16' is given twice"},
+      {"fuzz --seed 1 --cases 3 --jobs 4294967297", "--jobs must be at most 1024, got 4294967297"},
+      {"check --precision 4294967424", "--precision must be at most 65536, got 4294967424"},
+      {"check --threads 4294967297", "--threads must be at most 4096, got 4294967297"},
+      {"replay --threads 4294967297 x.json", "--threads must be at most 4096, got 4294967297"},
+      {"check --seqlen-q 99999999999999999999", "--seqlen-q is out of range, got '99999999999999999999'"},
+      {"check --impl \"$(printf 'x\\033[31m\\ny')\"", "unknown implementation 'x\\x1b[31m\\ny'"},
+      {"replay \"$(printf '/nonexistent/a\\nb\\rc')\"", "case file /nonexistent/a\\nb\\rc: does not exist"},
+      {"check --dtype \"$(printf '\\302\\233')\"", "unsupported dtype '\\xc2\\x9b'"},  // C1 CSI in UTF-8
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(std::string(args) + (std::string(args).starts_with("fuzz") ? out : ""));
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    EXPECT_TRUE(std::none_of(r.err.begin(), r.err.end() - 1, [](char ch) { return ch == '\x1b' || ch == '\r'; }))
+        << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}
+
+// Every option takes --opt=value as well as --opt value, prove's included.
+TEST(Cli, ProveTakesOptEqualsValue) {
+  const Result r = run("prove --timeout=5 --list");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("online_softmax"), std::string::npos) << r.out;
+  const Result bad = run("prove --list=yes");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--list takes no value"), std::string::npos) << bad.err;
+}
+
 // One quick proof end to end: verdict line, exit status, and SMT-LIB files that the z3 command
 // replays to the same answers (unsat = proved for the shipped query, sat for the twin's).
 TEST(Cli, ProveWritesReplayableSmtLib) {
@@ -240,6 +281,31 @@ TEST(Cli, ReplayOfAnOutOfDomainCaseExitsZero) {
   const Result r = run("replay " + file);
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("verdict: out-of-domain"), std::string::npos) << r.out;
+  std::remove(file.c_str());
+}
+
+// A case past the work or memory limit is refused before anything runs (it once ran for minutes
+// at 4 GB, and the OOM killer answered bigger ones); the limits can be raised.
+TEST(Cli, ACaseBeyondTheLimitsIsRefusedAtOnce) {
+  const Result work = run("check --seqlen-q 134217728 --seqlen-k 134217728 --head-dim 1");
+  EXPECT_EQ(work.status, 2) << work.out << work.err;
+  EXPECT_NE(work.err.find("the case needs 1.8e+16 multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim), more than "
+                          "--max-work 6.87e+10; raise --max-work to run it"),
+            std::string::npos)
+      << work.err;
+  const Result memory = run("check --seqlen-q 4194304 --seqlen-k 1 --head-dim 256 --max-work 1e18 --max-memory=64");
+  EXPECT_EQ(memory.status, 2) << memory.out << memory.err;
+  EXPECT_NE(memory.err.find("GiB, more than --max-memory 64 GiB (given); raise --max-memory"), std::string::npos)
+      << memory.err;
+  EXPECT_EQ(run("check --seqlen-q 4 --seqlen-k 4 --head-dim 4 --max-work 64").status, 0);
+  const Result over = run("check --seqlen-q 4 --seqlen-k 4 --head-dim 4 --max-work 63");
+  EXPECT_EQ(over.status, 2);
+  EXPECT_NE(over.err.find("more than --max-work 63"), std::string::npos) << over.err;
+  const std::string file = temp_path("big_case.json");
+  ASSERT_EQ(run("check --seqlen-q 64 --seqlen-k 64 --head-dim 8 --save-case " + file).status, 0);
+  const Result replay = run("replay " + file + " --max-work 1000");
+  EXPECT_EQ(replay.status, 2);
+  EXPECT_NE(replay.err.find("more than --max-work 1e+03"), std::string::npos) << replay.err;
   std::remove(file.c_str());
 }
 

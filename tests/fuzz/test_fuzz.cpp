@@ -13,6 +13,9 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "core/json.h"
 #include "fuzz/campaign.h"
 #include "fuzz/progress.h"
@@ -317,17 +320,17 @@ TEST(Campaign, CountsThePairsAnImplementationDoesNotRun) {
 // boundary to find.
 class Dying final : public AttentionImpl {
  public:
-  enum class How { segfault, hang, throws };
+  enum class How { segfault, hang, throws, hang_always };
   explicit Dying(How how) : how_(how), base_(make_naive_attention()) {}
   std::string name() const override {
-    return how_ == How::segfault ? "test-segfault" : how_ == How::hang ? "test-hang" : "test-throws";
+    return how_ == How::segfault ? "test-segfault" : how_ == How::hang ? "test-hang" : how_ == How::throws ? "test-throws" : "test-hang-always";
   }
   std::string description() const override { return "dies for seqlen_q > 3"; }
   std::string where() const override { return "host"; }
   std::string unsupported_reason(const Problem& p, bool b) const override { return base_->unsupported_reason(p, b); }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
   void forward(const Problem& p, const ForwardArgs& a) override {
-    if (p.seqlen_q > 3) die();
+    if (p.seqlen_q > 3 || how_ == How::hang_always) die();
     base_->forward(p, a);
   }
   void backward(const Problem& p, const BackwardArgs& a) override { base_->backward(p, a); }
@@ -335,7 +338,7 @@ class Dying final : public AttentionImpl {
  private:
   void die() {
     if (how_ == How::segfault) std::raise(SIGSEGV);
-    if (how_ == How::hang) std::this_thread::sleep_for(std::chrono::hours(1));
+    if (how_ == How::hang || how_ == How::hang_always) std::this_thread::sleep_for(std::chrono::hours(1));
     throw std::runtime_error("emulator: barrier divergence in block (0,0,0)");
   }
   How how_;
@@ -349,6 +352,7 @@ void register_test_implementations() {
   register_implementation(std::make_unique<Dying>(Dying::How::segfault));
   register_implementation(std::make_unique<Dying>(Dying::How::hang));
   register_implementation(std::make_unique<Dying>(Dying::How::throws));
+  register_implementation(std::make_unique<Dying>(Dying::How::hang_always));
   register_implementation(make_naive_attention(NaiveFlaw::mask_off_by_one));
 }
 
@@ -373,8 +377,12 @@ TEST(Campaign, CrashesAreRecordedShrunkAndTheCampaignGoesOn) {
     if (status != "crash") continue;
     ++crashes[impl];
     const std::string error = text_of(j, "error");
-    const char* expected = impl == "test-segfault" ? "signal 11" : impl == "test-hang" ? "time limit" : "barrier divergence";
+    // A hang is a timeout, not a presumed deadlock.
+    const char* expected = impl == "test-segfault" ? "signal 11" : impl == "test-hang" ? "timed out: exceeded --case-timeout of 1 s" : "barrier divergence";
     EXPECT_NE(error.find(expected), std::string::npos) << error;
+    if (impl == "test-hang") {
+      EXPECT_EQ(error.find("deadlock"), std::string::npos) << error;
+    }
     EXPECT_EQ(j.find("record")->type, Json::Type::null);
     // Shrunk to the boundary: the saved case has seqlen_q = 4 and one of everything else.
     const CaseFile saved = read_case_file((dir / text_of(j, "failure_file")).string());
@@ -434,6 +442,218 @@ TEST(Campaign, FailuresAreShrunkAndReplayExactly) {
               original.seqlen_q * original.seqlen_k * original.head_dim * original.heads_q * original.batch);
     EXPECT_EQ(run_check(saved.c, saved.options).verdict, Verdict::fail) << saved.note;
   }
+}
+
+// ---- integrity under kills and foreign files ----
+
+// The campaign run in a forked process (as `flashproof fuzz` would be), to be killed.
+pid_t campaign_in_child(const CampaignSpec& s) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::ostringstream quiet;
+    try {
+      run_campaign(s, quiet, false);
+    } catch (...) {
+      ::_exit(3);
+    }
+    ::_exit(0);
+  }
+  return pid;
+}
+
+// The live (not zombie) processes whose parent is `parent`, from /proc.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  for (const fs::directory_entry& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    // "pid (comm) state ppid ...": comm may hold spaces, so read after its last ')'.
+    std::istringstream rest(line.substr(line.rfind(')') + 1));
+    char state = 0;
+    pid_t ppid = 0;
+    if (rest >> state >> ppid && ppid == parent && state != 'Z') out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  return line.substr(line.rfind(')') + 2, 1) != "Z";
+}
+
+// SIGKILL of the campaign takes its case process with it (the case would otherwise run on, up
+// to its hour, beside the resumed run's copy of it).
+TEST(Campaign, ItsChildrenDieWhenItIsKilled) {
+  register_test_implementations();
+  const fs::path dir = fresh_dir("killed");
+  CampaignSpec s = small_spec(dir, {"test-hang-always"}, 3);
+  s.shrink = false;
+  const pid_t campaign = campaign_in_child(s);
+  std::vector<pid_t> children;
+  for (int i = 0; i < 200 && children.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    children = children_of(campaign);
+  }
+  ASSERT_EQ(children.size(), 1u) << "no case process appeared";
+  ::kill(campaign, SIGKILL);
+  ::waitpid(campaign, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 40 && !gone; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    gone = !alive(children[0]);
+  }
+  if (!gone) ::kill(children[0], SIGKILL);  // not to leave it behind when the test fails
+  EXPECT_TRUE(gone) << "case process " << children[0] << " outlived its campaign by 2 s";
+}
+
+// A case count near 2^63 starts at once (the run once generated every case to count them first).
+TEST(Campaign, AHugeCaseCountStartsAtOnce) {
+  const fs::path dir = fresh_dir("huge");
+  const pid_t campaign = campaign_in_child(small_spec(dir, {"naive"}, std::numeric_limits<std::int64_t>::max()));
+  bool started = false;
+  for (int i = 0; i < 200 && !started; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    started = fs::exists(dir / "cases.jsonl") && fs::file_size(dir / "cases.jsonl") > 0;
+  }
+  ::kill(campaign, SIGKILL);
+  ::waitpid(campaign, nullptr, 0);
+  EXPECT_TRUE(started) << "no record within 10 s";
+}
+
+TEST(Campaign, RefusesARepeatedImplementation) {
+  std::ostringstream quiet;
+  const fs::path dir = fresh_dir("twice");
+  try {
+    run_campaign(small_spec(dir, {"naive", "naive"}, 2), quiet, false);
+    FAIL() << "a repeated implementation ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'naive' is given twice"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "cases.jsonl"));
+}
+
+// A cases.jsonl brought from another campaign is refused, whether it names another campaign id or
+// (records of a version without ids) holds other cases; the directory is left as it was.
+TEST(Campaign, RefusesRecordsOfAnotherCampaign) {
+  register_test_implementations();
+  std::ostringstream quiet;
+  const fs::path theirs = fresh_dir("theirs");
+  run_campaign(small_spec(theirs, {"naive"}, 4), quiet, false);
+  const auto refused = [&](const CampaignSpec& s, const char* why) {
+    try {
+      run_campaign(s, quiet, false);
+      ADD_FAILURE() << "resumed over another campaign's records";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+  };
+  // Same parameters, another directory: only the id tells them apart.
+  const fs::path same_params = fresh_dir("same_params");
+  fs::create_directories(same_params);
+  fs::copy_file(theirs / "cases.jsonl", same_params / "cases.jsonl");
+  refused(small_spec(same_params, {"naive"}, 4), "not of this directory's campaign");
+  EXPECT_FALSE(fs::exists(same_params / "campaign.json"));
+  // Records without an id (an older version) of another seed.
+  const fs::path other_seed = fresh_dir("other_seed");
+  fs::create_directories(other_seed);
+  {
+    std::ifstream in(theirs / "cases.jsonl");
+    std::ofstream out(other_seed / "cases.jsonl");
+    for (std::string line; std::getline(in, line);) {
+      Json r = parse_json(line);
+      std::erase_if(r.members, [](const auto& m) { return m.first == "campaign_id"; });
+      out << to_json_text(r, true) << "\n";
+    }
+  }
+  CampaignSpec other = small_spec(other_seed, {"naive"}, 4);
+  other.generator.seed = 78;
+  refused(other, "differs from this campaign's case");
+  CampaignSpec fewer = small_spec(other_seed, {"naive"}, 4);
+  fewer.shard = Shard{1, 2};
+  refused(fewer, "not a case of this campaign's shard 1/2");
+  refused(small_spec(other_seed, {"naive-flawed:mask-off-by-one"}, 4), "which this campaign does not run");
+}
+
+// A directory of a version without campaign ids resumes: its records are checked by their cases,
+// and campaign.json gains an id that the new records carry.
+TEST(Campaign, ADirectoryWithoutIdsResumes) {
+  std::ostringstream quiet;
+  const fs::path dir = fresh_dir("no_ids");
+  run_campaign(small_spec(dir, {"naive"}, 6), quiet, false);
+  const auto strip = [](const fs::path& file, bool lines) {
+    std::ifstream in(file);
+    std::string text, line;
+    while (std::getline(in, line)) text += line + "\n";
+    in.close();
+    std::ofstream out(file, std::ios::trunc);
+    const auto without_id = [](const std::string& t, bool one) {
+      Json j = parse_json(t);
+      std::erase_if(j.members, [](const auto& m) { return m.first == "campaign_id"; });
+      return to_json_text(j, one) + "\n";
+    };
+    if (!lines) {
+      out << without_id(text, false);
+      return;
+    }
+    std::istringstream all(text);
+    for (int n = 0; std::getline(all, line) && n < 3; ++n) out << without_id(line, true);  // 3 of 6 kept
+  };
+  strip(dir / "campaign.json", false);
+  strip(dir / "cases.jsonl", true);
+  // The old campaign.json is replaced whole by the one with the id, not rewritten in place: a link
+  // to the old file keeps its bytes.
+  fs::create_hard_link(dir / "campaign.json", dir / "campaign-before");
+  const CampaignResult r = run_campaign(small_spec(dir, {"naive"}, 6), quiet, false);
+  {
+    std::ifstream before(dir / "campaign-before");
+    std::stringstream old_text;
+    old_text << before.rdbuf();
+    EXPECT_EQ(parse_json(old_text.str()).find("campaign_id"), nullptr);
+  }
+  EXPECT_EQ(r.resumed, 3u);
+  EXPECT_EQ(r.run, 3u);
+  std::ifstream in(dir / "campaign.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json campaign = parse_json(text.str());
+  const Json* id = campaign.find("campaign_id");
+  ASSERT_NE(id, nullptr);
+  const std::vector<Json> all = records(dir);
+  ASSERT_EQ(all.size(), 6u);
+  EXPECT_EQ(all[5].find("campaign_id")->text, id->text);
+}
+
+// campaign.json and ended.json are written whole: a new file renamed over the old, never the old
+// one rewritten in place (a kill midway would leave half a file, and an unresumable directory).
+TEST(ResultsLog, FilesAreReplacedNotRewritten) {
+  const fs::path dir = fresh_dir("atomic");
+  fs::create_directories(dir);
+  const fs::path file = dir / "f.json", link = dir / "hard-link";
+  { std::ofstream(file) << "old"; }
+  fs::create_hard_link(file, link);  // shares the old file's inode
+  write_file_atomically(file.string(), "new");
+  std::ifstream a(file), b(link);
+  std::string now, before;
+  a >> now;
+  b >> before;
+  EXPECT_EQ(now, "new");
+  EXPECT_EQ(before, "old");
+  EXPECT_FALSE(fs::exists(dir / "f.json.tmp"));
+}
+
+TEST(ShellQuoted, PastesBackAsOneWordOnOneLine) {
+  EXPECT_EQ(shell_quoted("out/failures/naive-3.json"), "out/failures/naive-3.json");
+  EXPECT_EQ(shell_quoted("my out/x.json"), "'my out/x.json'");
+  EXPECT_EQ(shell_quoted("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quoted("$(rm -rf ~)"), "'$(rm -rf ~)'");
+  EXPECT_EQ(shell_quoted("a\nb\x1b'"), "$'a\\x0ab\\x1b\\''");
+  EXPECT_EQ(shell_quoted(""), "''");
 }
 
 // ---- progress ----

@@ -275,6 +275,7 @@ TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
       {replaced(good, "\"precision_bits\": 128", "\"precision_bits\": -5"),
        "\"check.precision_bits\" is out of range"},
       {replaced(good, "\"sample\": 0", "\"sample\": 0, \"samples\": 3"), "unknown field \"check.samples\""},
+      {replaced(good, "\"sample\": 0", "\"sample\": -3"), "\"check.sample\" must be >= 0 (0: every row and column)"},
       {replaced(good, "\"note\"", "\"note\" 3, \"x\""), "expected ':'"},
       {replaced(good, "\"version\": 1,", "\"version\": 1"), "expected ',' or '}'"},
       {replaced(good, "\"note\": \"note\"", "\"note\": \"a\\qb\""), "unknown escape \\q"},

@@ -4,6 +4,7 @@
 // unsupported, foreign inputs are refused; and the CLI end to end (export, FLASHPROOF_IMPORT with
 // list, replay and fuzz, and bench/judge_imported.py feeding `flashproof report`).
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -245,13 +246,52 @@ TEST_F(Exchange, MissingOutputsAreUnsupportedOrNamed) {
   try {
     run_implementation(*impl, backward.c.problem, true, in);
     ADD_FAILURE() << "a missing dq.bin should throw";
-  } catch (const std::runtime_error& err) {
+  } catch (const exchange::BadExchangeFile& err) {  // bad input, not an internal error
     EXPECT_NE(std::string(err.what()).find("fake-partial/dq.bin: no such file"), std::string::npos) << err.what();
     EXPECT_EQ(std::string(err.what()).find('\n'), std::string::npos);
   }
   // o.bin removed afterwards: unsupported from then on.
   fs::remove(fs::path(dir_of(forward)) / "fake-partial" / "o.bin");
   EXPECT_EQ(impl->unsupported_reason(forward.c.problem, false), "no imported outputs of fake-partial for this case");
+}
+
+// A .bin's size is checked before it is read: an o.bin that links to a 2 GiB sparse file is
+// refused at once, in a process that could not even hold it (its address space capped 512 MiB
+// above what it uses).
+TEST_F(Exchange, AWronglySizedBinIsRefusedBeforeItIsRead) {
+  const ExportedCase& e = passing_case(false);
+  exchange::write_outputs(dir_of(e), "fake-huge", naive_outputs(dir_of(e), e.c));
+  const fs::path huge = scratch("sparse.bin"), o = fs::path(dir_of(e)) / "fake-huge" / "o.bin";
+  { std::ofstream(huge) << ""; }
+  fs::resize_file(huge, std::uintmax_t{2} << 30);
+  fs::remove(o);
+  fs::create_symlink(huge, o);
+  const auto impl = make_imported_attention(root().string(), "fake-huge");
+  const Inputs in = generate_inputs(e.c.problem, e.c.dist, e.c.seed);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    long vm_kib = 0;
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+      if (line.rfind("VmSize:", 0) == 0) vm_kib = std::stol(line.substr(7));
+    const rlim_t cap = (static_cast<rlim_t>(vm_kib) << 10) + (rlim_t{512} << 20);
+    const rlimit limit{cap, cap};
+    ::setrlimit(RLIMIT_AS, &limit);
+    try {
+      run_implementation(*impl, e.c.problem, false, in);
+    } catch (const exchange::BadExchangeFile& err) {
+      const std::string what = err.what();
+      ::_exit(what.find("o.bin: holds 2147483648 bytes, expected ") != std::string::npos ? 0 : 1);
+    } catch (...) {
+      ::_exit(2);  // bad_alloc: it was read first
+    }
+    ::_exit(3);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  fs::remove(huge);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: another message, 2: an exception other than BadExchangeFile, 3: no error";
 }
 
 TEST_F(Exchange, ForeignInputsAreRefused) {
@@ -332,6 +372,33 @@ TEST(ExchangeCli, BadInputIsOneLineAndStatusTwo) {
   const Result r = run("FLASHPROOF_IMPORT=" + (out / "nowhere").string() + " " + kBin + " list");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("FLASHPROOF_IMPORT: exchange root"), std::string::npos) << r.err;
+}
+
+// Missing and wrongly sized .bin files are bad input (one line, status 2, not an internal error),
+// and what refused.txt says reaches the terminal escaped.
+TEST(ExchangeCli, BadOutputFilesAndRefusalsAreOneLineStatusTwo) {
+  const fs::path out = scratch("cli_bad_bins");
+  ASSERT_EQ(run(kBin + kExport + " --out " + out.string()).status, 0);
+  write_naive_backend(out, "fake");
+  const exchange::StoredCase sc = exchange::list_cases(out.string()).front();
+  const fs::path file = scratch("cli_bad_bins_case.json");
+  write_case_file(file.string(), [&] { Case c = sc.c; c.impl = "imported:fake"; return c; }());
+  const std::string replay = "FLASHPROOF_IMPORT=" + out.string() + " " + kBin + " replay " + file.string();
+  const fs::path lse = fs::path(sc.dir) / "fake" / "lse.bin";
+  const auto expect_bad = [&](const std::string& message) {
+    const Result r = run(replay);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  };
+  fs::resize_file(lse, fs::file_size(lse) - 1);
+  expect_bad("lse.bin: holds ");
+  fs::remove(lse);
+  expect_bad("lse.bin: no such file");
+  fs::remove(fs::path(sc.dir) / "fake" / "o.bin");
+  std::ofstream(fs::path(sc.dir) / "fake" / "refused.txt") << "\x1b[2Jno kernel\r\n";
+  expect_bad("(refused: \\x1b[2Jno kernel\\r)");
 }
 
 // Export, a stand-in backend's outputs, then the imported implementation through list, replay,
