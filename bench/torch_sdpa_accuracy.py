@@ -140,6 +140,11 @@ def run_case(torch, be, q, k, v, dout, meta):
                       f"seqlen_k {meta['seqlen_k']}")
     scale, group, backward = float(meta["softmax_scale"]), meta["heads_q"] // meta["heads_kv"], meta["backward"]
     notes = {"gqa": "none" if group == 1 else "enable_gqa"}
+    if group > 1:
+        # Both paths below round each query head's dK, dV to the dtype before the group is summed
+        # (repeat_interleave's gradient; FlashAttention's expanded dK, dV): flashproof's bound must
+        # allow one rounding per head (docs/exchange.md, gqa_gradients).
+        notes["gqa_gradients"] = "per-head-rounded"
     q_leaf = q.clone().requires_grad_(backward)
     k_leaf = k.clone().requires_grad_(backward)
     v_leaf = v.clone().requires_grad_(backward)

@@ -101,8 +101,9 @@ struct Row {
 class GroupBounds {
  public:
   GroupBounds(const Problem& p, const Inputs& in, const ArithmeticConstants& k, bool backward,
-              const std::vector<double>* d_error, ImplementationBounds& out)
-      : p_(p), in_(in), k_(k), backward_(backward), d_error_(d_error), out_(out),
+              const std::vector<double>* d_error, GqaGradientReduction gqa, ImplementationBounds& out)
+      : p_(p), in_(in), k_(k), backward_(backward), d_error_(d_error),
+        per_head_rounded_(gqa == GqaGradientReduction::per_head_rounded && p.group_size() > 1), out_(out),
         mask_{p.mask_offset(), p.window_left, p.window_right},
         d_(p.head_dim), dot_len_(ceil_div(p.head_dim, k.dot_block) * k.dot_block),
         sig_(std::fabs(static_cast<double>(p.softmax_scale()))),
@@ -506,6 +507,16 @@ class GroupBounds {
     return e1 + uh * (sig_ * s2 + e1) + k_.dtype_abs;
   }
 
+  // per_head_rounded: the g heads' shares, each within `bound` of its exact value together and of
+  // magnitude `mag` together, are each rounded to the dtype (u_h relative, a_h absolute) and summed
+  // in fp32 (gamma_g) before the final rounding that `bound` already holds.
+  double per_head(double bound, double mag) const {
+    if (!per_head_rounded_) return bound;
+    const double g = static_cast<double>(p_.group_size());
+    const double rounded = k_.dtype_u * (mag + bound) + g * k_.dtype_abs;
+    return bound + (rounded + gam(g, k_.u) * (mag + bound + rounded)) * (1 + k_.dtype_u);
+  }
+
   void finish_columns(std::int64_t b, std::int64_t hk) {
     const std::int64_t d = d_, g = p_.group_size();
     for (std::int64_t j = 0; j < p_.seqlen_k; ++j) {
@@ -519,11 +530,11 @@ class GroupBounds {
           out_.dk[at] = out_.dv[at] = 0;
           continue;
         }
-        out_.dk[at] = scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k);
+        out_.dk[at] = per_head(scaled_sum_bound(acc_sq_[a] + underflow, acc_dsq_[a], g_k), sig_ * acc_dsq_[a]);
         out_.dk_conditional[at] = dk_column_conditional_[j];
         if (d_error_) out_.dk_from_d_error[at] = sig_ * acc_pdq_[a];
         const double e = acc_pdo_[a] + g_k * acc_phdo_[a] + underflow;
-        out_.dv[at] = e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs;
+        out_.dv[at] = per_head(e + k_.dtype_u * (acc_phdo_[a] + e) + k_.dtype_abs, acc_phdo_[a]);
       }
     }
   }
@@ -533,6 +544,7 @@ class GroupBounds {
   const ArithmeticConstants& k_;
   bool backward_;
   const std::vector<double>* d_error_;
+  bool per_head_rounded_;  // GqaGradientReduction::per_head_rounded with a group of several heads
   ImplementationBounds& out_;
   algo::WindowMask<std::int64_t> mask_;
   std::int64_t d_, dot_len_;
@@ -585,7 +597,8 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward) {
 }
 
 ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
-                                           bool backward, int threads, const std::vector<double>* d_error) {
+                                           bool backward, int threads, const std::vector<double>* d_error,
+                                           GqaGradientReduction gqa) {
   if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   require_shape(in.q, p.q_shape(), "Q");
   require_shape(in.k, p.kv_shape(), "K");
@@ -598,7 +611,7 @@ ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, A
   parallel_for(
       p.batch * p.heads_kv,
       [&](std::int64_t item) {
-        GroupBounds group(p, in, k, backward, d_error, out);
+        GroupBounds group(p, in, k, backward, d_error, gqa, out);
         group.run(item / p.heads_kv, item % p.heads_kv);
       },
       threads);

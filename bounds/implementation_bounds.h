@@ -43,8 +43,11 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward);
 // Throws std::invalid_argument for an invalid problem or mismatched shapes.
 // d_error: e_i per query row, indexed like LSE ([b, hq, sq]); only for dq_from_d_error and
 // dk_from_d_error.
+// gqa: how dK and dV of a group are reduced (core/attention_impl.h); per_head_rounded adds one
+// rounding of each head's share.
 ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
                                            bool backward, int threads = 0,
-                                           const std::vector<double>* d_error = nullptr);
+                                           const std::vector<double>* d_error = nullptr,
+                                           GqaGradientReduction gqa = GqaGradientReduction::group_sum);
 
 }  // namespace flashproof::bounds

@@ -45,6 +45,18 @@ enum class ArithmeticModel {
   naive,
 };
 
+// How a backward with GQA (heads_q > heads_kv) forms dK and dV of a kv head from its group of query
+// heads, which the rigorous bound needs to know (bounds/implementation_bounds.h).
+enum class GqaGradientReduction {
+  // One sum over the group's heads in fp32, rounded to the dtype once (FA1, FA2: the kernels
+  // accumulate every head of the group into one tile).
+  group_sum,
+  // Each query head's dK, dV rounded to the dtype, then summed (and rounded again): K and V repeated
+  // per query head and the gradients of the repeat summed, as PyTorch's enable_gqa path does.
+  // One more rounding per head.
+  per_head_rounded,
+};
+
 class AttentionImpl {
  public:
   virtual ~AttentionImpl() = default;
@@ -60,6 +72,7 @@ class AttentionImpl {
   // The model of the rigorous bound the harness holds this implementation to. A plugged-in kernel
   // is judged as an FA-style kernel unless it says otherwise.
   virtual ArithmeticModel arithmetic_model() const { return ArithmeticModel::flash; }
+  virtual GqaGradientReduction gqa_gradient_reduction() const { return GqaGradientReduction::group_sum; }
   // The same implementation with other tile shapes (block sizes, warps), for the tile-independence
   // property; null when it has only one. Its results must be within the bound like this one's.
   virtual std::unique_ptr<AttentionImpl> with_alternate_tiles() const { return nullptr; }

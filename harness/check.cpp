@@ -415,7 +415,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
     d_error = d_error_of_given_o(p, out.o, fwd.o, in.dout);
   const bounds::ImplementationBounds rigorous = r.inputs_in_domain
       ? bounds::implementation_bounds(p, in, impl->arithmetic_model(), c.backward, opt.reference.threads,
-                                      d_error.empty() ? nullptr : &d_error)
+                                      d_error.empty() ? nullptr : &d_error, impl->gqa_gradient_reduction())
       : bounds::infinite_bounds(p, c.backward);
   // Elements rule 2 cannot judge (an infinite bound; every element outside the domain) are held to
   // the bound-free envelopes, computed only when there is such an element.

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "core/json.h"
 #include "harness/exchange.h"
 #include "kernels/registry.h"
 
@@ -42,17 +43,49 @@ bool same_bits(const HostTensor& given, const HostTensor& stored) {
   return true;
 }
 
+// Reads at most 201 bytes: a refused.txt of one huge line must not be read whole.
 std::string first_line(const fs::path& file) {
-  std::ifstream in(file);
-  std::string line;
-  std::getline(in, line);
+  std::ifstream in(file, std::ios::binary);
+  std::string head(201, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string line = head.substr(0, head.find('\n'));
   return line.size() > 200 ? line.substr(0, 200) + "..." : line;
+}
+
+// How backend B reduces GQA gradients, from the "gqa_gradients" member of its info.json files
+// ("group-sum" or "per-head-rounded"; docs/exchange.md). A backend that says per-head-rounded for any
+// case is judged so everywhere (the looser bound); one that never says is judged as a kernel summing
+// the group in fp32. A bad info.json or value is a one-line error.
+GqaGradientReduction declared_gqa_reduction(const CaseList& cases, const std::string& backend) {
+  GqaGradientReduction declared = GqaGradientReduction::group_sum;
+  std::error_code ec;
+  for (const StoredCase& sc : cases) {
+    const fs::path info = fs::path(sc.dir) / backend / "info.json";
+    if (!fs::is_regular_file(info, ec)) continue;
+    if (fs::file_size(info, ec) > (1u << 20)) throw std::invalid_argument(info.string() + ": larger than 1 MiB");
+    std::ifstream in(info, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Json j;
+    try {
+      j = parse_json(text);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(info.string() + ": " + e.what());
+    }
+    const Json* v = j.type == Json::Type::object ? j.find("gqa_gradients") : nullptr;
+    if (v == nullptr) continue;
+    if (v->type == Json::Type::string && v->text == "per-head-rounded") declared = GqaGradientReduction::per_head_rounded;
+    else if (v->type != Json::Type::string || v->text != "group-sum")
+      throw std::invalid_argument(info.string() + ": \"gqa_gradients\" must be \"group-sum\" or \"per-head-rounded\"");
+  }
+  return declared;
 }
 
 class ImportedAttention final : public AttentionImpl {
  public:
   ImportedAttention(std::string root, std::string backend, std::shared_ptr<const CaseList> cases)
-      : root_(std::move(root)), backend_(std::move(backend)), cases_(std::move(cases)) {}
+      : root_(std::move(root)), backend_(std::move(backend)), cases_(std::move(cases)),
+        gqa_(declared_gqa_reduction(*cases_, backend_)) {}
 
   const std::string& root() const { return root_; }
   std::string name() const override { return "imported:" + backend_; }
@@ -61,6 +94,7 @@ class ImportedAttention final : public AttentionImpl {
   }
   std::string where() const override { return "file"; }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::flash; }
+  GqaGradientReduction gqa_gradient_reduction() const override { return gqa_; }
 
   std::string unsupported_reason(const Problem& p, bool) const override {
     if (std::string e = p.validate(); !e.empty()) return e;
@@ -122,6 +156,7 @@ class ImportedAttention final : public AttentionImpl {
 
   std::string root_, backend_;
   std::shared_ptr<const CaseList> cases_;
+  GqaGradientReduction gqa_;
 };
 
 }  // namespace

@@ -215,6 +215,33 @@ TEST_F(Exchange, ACorruptedOutputFails) {
   EXPECT_EQ(r.tensors[0].verdict, Verdict::fail);
 }
 
+// A backend declares how it reduces GQA gradients in its info.json ("gqa_gradients"); without one
+// it is judged as summing the group in fp32; a value that is neither is a one-line error.
+TEST_F(Exchange, ABackendDeclaresItsGqaReductionInInfoJson) {
+  const ExportedCase& e = passing_case(false);
+  const auto write = [&](const std::string& backend, const std::string& info) {
+    exchange::write_outputs(dir_of(e), backend, naive_outputs(dir_of(e), e.c));
+    if (!info.empty()) std::ofstream(fs::path(dir_of(e)) / backend / "info.json") << info;
+  };
+  write("fake-silent", "");
+  write("fake-free-form", R"({"device": "H100", "gqa": "enable_gqa"})");
+  write("fake-per-head", R"({"gqa_gradients": "per-head-rounded"})");
+  write("fake-typo", R"({"gqa_gradients": "per-head"})");
+  const auto declared = [&](const std::string& backend) {
+    return make_imported_attention(root().string(), backend)->gqa_gradient_reduction();
+  };
+  EXPECT_EQ(declared("fake-silent"), GqaGradientReduction::group_sum);
+  EXPECT_EQ(declared("fake-free-form"), GqaGradientReduction::group_sum);
+  EXPECT_EQ(declared("fake-per-head"), GqaGradientReduction::per_head_rounded);
+  try {
+    declared("fake-typo");
+    ADD_FAILURE() << "an unknown gqa_gradients value was accepted";
+  } catch (const std::invalid_argument& x) {
+    EXPECT_NE(std::string(x.what()).find("\"gqa_gradients\" must be"), std::string::npos) << x.what();
+  }
+  fs::remove_all(fs::path(dir_of(e)) / "fake-typo");  // the other tests register every backend of the root
+}
+
 TEST_F(Exchange, MissingOutputsAreUnsupportedOrNamed) {
   const ExportedCase& forward = passing_case(false);
   const ExportedCase& backward = passing_case(true);
