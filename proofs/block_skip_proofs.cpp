@@ -263,8 +263,8 @@ std::vector<Obligation> for_every_shape(z3::context& c, Fn fn, Build build) {
 std::vector<ProofSpec> block_skip_proofs() {
   const std::string scope =
       " for every (block_m, block_n) of kTileConfigs, all seqlen_q, seqlen_k >= 1 and windows (negative "
-      "side unbounded: causal, local, none), offset seqlen_k - seqlen_q; mathematical integers (int32 "
-      "overflow is outside the proof: seqlens are bounded so that indices and windows fit)";
+      "side unbounded: causal, local, none), offset seqlen_k - seqlen_q; mathematical integers "
+      "(block_skip_int32 shows the kernels' int arithmetic computes them)";
   return {
       {"block_skip_forward",
        "key_blocks_for_query_block visits exactly the key blocks holding a visible in-range pair of "
