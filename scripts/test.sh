@@ -9,5 +9,10 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build-configure.log 2>&1 || { ca
 cmake --build build -j "$jobs"
 cd build
 # Without arguments every label but `slow` runs; with arguments they choose (e.g. -L slow).
-if [ "$#" -eq 0 ]; then set -- -LE slow; fi
+if [ "$#" -eq 0 ]; then
+  ctest --output-on-failure -j "$jobs" --timeout 600 --output-junit ctest-junit.xml -LE slow
+  # The representative subset under ASan + UBSan (scripts/sanitized.sh; `all` runs every test).
+  cd ..
+  exec bash scripts/sanitized.sh
+fi
 ctest --output-on-failure -j "$jobs" --timeout 600 --output-junit ctest-junit.xml "$@"
