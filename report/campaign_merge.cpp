@@ -99,11 +99,19 @@ void read_cases(const fs::path& dir, CampaignInput& input, std::set<RecordKey>& 
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read " + path.string());
   const std::string seed = read_string(campaign_parameter(input.campaign, "seed"));
+  // A campaign since issue 26 names itself in campaign.json and in each record; a record naming
+  // another campaign (a cases.jsonl copied between directories) is not this directory's.
+  const Json* id = input.campaign.type == Json::Type::object ? input.campaign.find("campaign_id") : nullptr;
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      FuzzRecord r = fuzz_record_from_json(parse_json(line));
+      const Json j = parse_json(line);
+      if (const Json* theirs = j.type == Json::Type::object ? j.find("campaign_id") : nullptr;
+          id != nullptr && theirs != nullptr && theirs->text != id->text)
+        throw std::invalid_argument("a record of campaign " + shown(theirs->text) + ", not of this directory's " +
+                                    shown(id->text));
+      FuzzRecord r = fuzz_record_from_json(j);
       r.source = input.dir;
       if (r.campaign_seed.empty()) r.campaign_seed = seed;
       if (!seen.insert({r.campaign_seed, r.index, r.impl, r.case_seed}).second) {
@@ -113,6 +121,8 @@ void read_cases(const fs::path& dir, CampaignInput& input, std::set<RecordKey>& 
       ++input.records;
       merged.records.push_back(std::move(r));
     } catch (const std::invalid_argument& e) {
+      if (merged.first_skip.empty())
+        merged.first_skip = path.string() + " line " + std::to_string(number) + ": " + e.what();
       if (++input.skipped_lines <= kSkipMessagesPerInput)
         merged.warnings.push_back(path.string() + " line " + std::to_string(number) +
                                   ": skipped: " + e.what());
@@ -157,8 +167,11 @@ MergedCampaigns merge_campaigns(const std::vector<std::string>& dirs) {
   }
   warn_about_missing_shards(merged);
   if (merged.records.empty())
-    throw std::invalid_argument("no valid record in " + std::to_string(dirs.size()) +
-                                (dirs.size() == 1 ? " input" : " inputs"));
+    throw std::invalid_argument(
+        "no valid record in " + std::to_string(dirs.size()) + (dirs.size() == 1 ? " input" : " inputs") +
+        (merged.skipped_lines() == 0
+             ? std::string(": every cases.jsonl is empty")
+             : ": " + std::to_string(merged.skipped_lines()) + " lines skipped, the first " + merged.first_skip));
   return merged;
 }
 

@@ -27,6 +27,7 @@ struct MergedCampaigns {
   std::vector<CampaignInput> inputs;
   std::vector<FuzzRecord> records;    // in reading order, each key once
   std::vector<std::string> warnings;  // one line each, e.g. a missing campaign.json
+  std::string first_skip;             // "PATH line N: why" of the first line skipped, for the error
 
   std::size_t skipped_lines() const;
   std::size_t duplicates() const;

@@ -62,7 +62,30 @@ TEST_F(BadInput, NoValidRecordInAnyInput) {
   const std::string line = record_line(standard_record('A'));
   write_campaign(dir.path() / "broken", campaign_json("7", 0, 1),
                  {"not json", "{\"format\": \"something-else\"}"}, line.substr(0, 40));
-  expect_bad_input({dir / "broken", "--out", out.string()}, "no valid record in 1 input", out);
+  // The reason comes with it: how many lines were skipped and why the first was.
+  expect_bad_input({dir / "broken", "--out", out.string()},
+                   "no valid record in 1 input: 3 lines skipped, the first " + (dir / "broken") +
+                       "/cases.jsonl line 1: invalid JSON",
+                   out);
+}
+
+// A cases.jsonl copied from another campaign: its records name another campaign_id than the
+// directory's campaign.json, and are skipped with that reason, never merged.
+TEST(ReportInputs, SkipsTheRecordsOfAnotherCampaign) {
+  TempDir dir;
+  std::string ours = campaign_json("7", 0, 1);
+  ours.insert(ours.find('{') + 1, "\"campaign_id\": \"aaaa\", ");
+  std::string theirs = record_line(standard_record('A')), mine = record_line(standard_record('B'));
+  theirs.insert(theirs.find('{') + 1, "\"campaign_id\": \"bbbb\", ");
+  mine.insert(mine.find('{') + 1, "\"campaign_id\": \"aaaa\", ");
+  write_campaign(dir.path() / "mixed", ours, {theirs, mine});
+  const CommandResult r = run_report({dir / "mixed", "--out", dir / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("line 1: skipped: a record of campaign \"bbbb\", not of this directory's \"aaaa\""),
+            std::string::npos)
+      << r.err;
+  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  EXPECT_EQ(text_at(results, {"records"}), "1");
 }
 
 TEST_F(BadInput, OutThatCannotBeCreated) {
