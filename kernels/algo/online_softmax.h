@@ -61,11 +61,19 @@ FP_HOST_DEVICE Fa2Rescale<T> fa2_rescale(T running_max, T block_max) {
   return {m, offset, shifted_exp2(running_max, offset)};
 }
 
+// factor * old: the rescale half of rescale_accumulate. The FA2 forward calls it on each
+// accumulator element and lets the P V mma add the block's share (the "+ added" below, in the
+// tensor core's accumulation), so the kernel's rescale is the proved one.
+template <class T>
+FP_HOST_DEVICE T rescale(T old, T factor) {
+  return Domain<T>::mul(factor, old);
+}
+
 // old * factor + added: the FA2 update of l (added = sum of the block's weights) and of each
 // accumulator element (added = the block's weighted sum of values).
 template <class T>
 FP_HOST_DEVICE T rescale_accumulate(T old, T factor, T added) {
-  return Domain<T>::mul(factor, old) + added;
+  return rescale(old, factor) + added;
 }
 
 template <class T>

@@ -145,9 +145,9 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
           }
         }
         row_sum[mt][h] = algo::rescale_accumulate(row_sum[mt][h], r.factor, block_sum);
-        // The accumulator's share of rescale_accumulate; the mma below adds the block's P V.
+        // rescale_accumulate's rescale half (algo::rescale); the mma below adds the block's P V.
         for (int nt = 0; nt < kOTiles; ++nt)
-          for (int c = 0; c < 2; ++c) acc[mt][nt].reg[2 * h + c] = D::mul(r.factor, acc[mt][nt].reg[2 * h + c]);
+          for (int c = 0; c < 2; ++c) acc[mt][nt].reg[2 * h + c] = algo::rescale(acc[mt][nt].reg[2 * h + c], r.factor);
       }
     }
 
