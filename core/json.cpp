@@ -10,6 +10,14 @@
 #include <unordered_set>
 
 namespace flashproof {
+
+Json::Json() = default;
+Json::~Json() = default;
+Json::Json(const Json&) = default;
+Json::Json(Json&&) noexcept = default;
+Json& Json::operator=(const Json&) = default;
+Json& Json::operator=(Json&&) noexcept = default;
+
 namespace {
 
 // JSON's two-character escapes: the letter after the backslash and the character it stands for

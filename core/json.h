@@ -19,6 +19,15 @@ struct Json {
   std::vector<Json> items;
   std::vector<std::pair<std::string, Json>> members;
 
+  // Defined in json.cpp, where Json is complete: clang (libFuzzer, scripts/fuzz-parsers.sh) with
+  // libstdc++ in C++20 instantiates the members' vector of pairs here otherwise, while Json is not.
+  Json();
+  ~Json();
+  Json(const Json&);
+  Json(Json&&) noexcept;
+  Json& operator=(const Json&);
+  Json& operator=(Json&&) noexcept;
+
   // The member named key of an object; nullptr when absent or not an object.
   const Json* find(std::string_view key) const;
   // A number's value (NaN when not a number); a string's or number's text as an integer

@@ -11,15 +11,6 @@
 
 namespace flashproof::reference {
 
-const char* backend_name(Backend b) {
-  switch (b) {
-    case Backend::fast: return "fast";
-    case Backend::mpfr: return "mpfr";
-    case Backend::cpp_bin_float: return "cpp_bin_float";
-  }
-  return "?";
-}
-
 std::int64_t CertifiedTensor::count_checked() const {
   return std::accumulate(checked.begin(), checked.end(), std::int64_t{0});
 }

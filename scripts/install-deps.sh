@@ -12,6 +12,7 @@ packages=(
   libz3-dev z3              # proofs (library and the z3 command for SMT-LIB replay)
   chromium                  # headless browser: tests/report renders the report's index.html
   fonts-dejavu-core         # a font for it
+  clang libclang-rt-14-dev  # libFuzzer and its sanitizers: scripts/fuzz-parsers.sh
 )
 
 missing=()

@@ -11,8 +11,10 @@ cd build
 # Without arguments every label but `slow` runs; with arguments they choose (e.g. -L slow).
 if [ "$#" -eq 0 ]; then
   ctest --output-on-failure -j "$jobs" --timeout 600 --output-junit ctest-junit.xml -LE slow
-  # The representative subset under ASan + UBSan (scripts/sanitized.sh; `all` runs every test).
+  # The representative subset under ASan + UBSan (scripts/sanitized.sh; `all` runs every test),
+  # then libFuzzer over the input parsers for 10 s each (scripts/fuzz-parsers.sh SECONDS: longer).
   cd ..
-  exec bash scripts/sanitized.sh
+  bash scripts/sanitized.sh
+  exec bash scripts/fuzz-parsers.sh 10
 fi
 ctest --output-on-failure -j "$jobs" --timeout 600 --output-junit ctest-junit.xml "$@"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# libFuzzer over the input parsers (tests/parsers/): the JSON reader, case files, cases.jsonl lines
+# as `report` reads them. Built with clang (-fsanitize=fuzzer,address,undefined) into
+# build-fuzz/, each target run for SECONDS (default 10; CI) from its committed seed corpus
+# (tests/parsers/corpus/<target>/, copied: new inputs stay in build-fuzz/). Fails on a crash, an
+# exception other than the one-line std::invalid_argument of bad input, a sanitizer report, or an
+# input taking over 1 s. Longer: scripts/fuzz-parsers.sh 600.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-10}
+out=build-fuzz
+mkdir -p "$out"
+cxx=(clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.)
+core=(core/json.cpp core/problem.cpp core/dtype.cpp core/generators.cpp core/tensor.cpp)
+declare -A sources=(
+  [json]="tests/parsers/fuzz_json.cpp core/json.cpp"
+  [case_file]="tests/parsers/fuzz_case_file.cpp harness/case_file.cpp reference/backend_name.cpp ${core[*]}"
+  [record_line]="tests/parsers/fuzz_record_line.cpp report/fuzz_record.cpp report/json_values.cpp core/json.cpp"
+)
+status=0
+for target in json case_file record_line; do
+  # shellcheck disable=SC2086  # the source lists split on purpose
+  "${cxx[@]}" ${sources[$target]} -o "$out/fuzz_$target" -lpthread
+  rm -rf "$out/corpus_$target" && cp -r "tests/parsers/corpus/$target" "$out/corpus_$target"
+  echo "fuzz-parsers: $target for $seconds s"
+  if ! ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_$target" -max_total_time="$seconds" -timeout=1 -seed=1 \
+      -rss_limit_mb=2048 -artifact_prefix="$out/${target}-" "$out/corpus_$target" >"$out/fuzz_$target.log" 2>&1; then
+    tail -30 "$out/fuzz_$target.log"
+    echo "fuzz-parsers: $target FAILED (log: $out/fuzz_$target.log; the input: $out/${target}-crash-* or -timeout-*)"
+    status=1
+  fi
+done
+exit $status
