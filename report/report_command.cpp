@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/json.h"
 #include "report/campaign_merge.h"
 #include "report/report_files.h"
 #include "report/report_model.h"
@@ -70,12 +71,13 @@ int report_command(const std::vector<std::string>& args, std::ostream& out, std:
     const Report report = build_report(merge_campaigns(a.dirs), a.out);
     write_report_files(report, a.out);
     for (const std::string& w : report.merged.warnings)
-      err << "flashproof report: warning: " << w << "\n";
+      err << "flashproof report: warning: " << printable(w) << "\n";
     out << "report: " << (std::filesystem::path(a.out) / "index.html").string() << "\n"
         << one_line_summary(report) << "\n";
     return 0;
   } catch (const std::invalid_argument& e) {
-    err << "flashproof report: " << e.what() << "\n";
+    // One line each, control characters escaped: paths and skipped lines come from the inputs.
+    err << "flashproof report: " << printable(e.what()) << "\n";
     return 2;
   }
 }

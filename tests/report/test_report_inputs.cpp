@@ -69,6 +69,18 @@ TEST_F(BadInput, NoValidRecordInAnyInput) {
                    out);
 }
 
+// A directory name with a line break and an escape sequence reaches the terminal escaped, on one line.
+TEST(ReportInputs, WarningsAndErrorsAreOneEscapedLine) {
+  TempDir dir;
+  const fs::path odd = dir.path() / "odd\n\x1b[2J";
+  write_campaign(odd, "", {record_line(standard_record('A'))});
+  const CommandResult r = run_report({odd.string(), "--out", dir / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("odd\\n\\x1b[2J/campaign.json: missing"), std::string::npos) << r.err;
+}
+
 // A cases.jsonl copied from another campaign: its records name another campaign_id than the
 // directory's campaign.json, and are skipped with that reason, never merged.
 TEST(ReportInputs, SkipsTheRecordsOfAnotherCampaign) {
