@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "core/json.h"
+#include "fuzz/campaign_meta.h"
 #include "fuzz/case_runner.h"
 #include "fuzz/child_process.h"
 #include "fuzz/progress.h"
@@ -39,36 +40,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uint64_t kAll = std::numeric_limits<std::uint64_t>::max();
-
-const char* direction_name(GeneratorSettings::Direction d) {
-  return d == GeneratorSettings::Direction::forward ? "forward" : d == GeneratorSettings::Direction::backward ? "backward" : "both";
-}
-
-// What identifies the campaign: a resumed run must match it exactly.
-std::string parameters_json(const CampaignSpec& s) {
-  std::ostringstream o;
-  o << "{\"seed\": \"" << s.generator.seed << "\", \"impls\": [";
-  for (std::size_t i = 0; i < s.impls.size(); ++i) o << (i ? ", " : "") << json_quote(s.impls[i]);
-  o << "], \"dtypes\": [";
-  for (std::size_t i = 0; i < s.generator.dtypes.size(); ++i) o << (i ? ", " : "") << json_quote(dtype_name(s.generator.dtypes[i]));
-  o << "], \"cases\": " << (s.cases ? std::to_string(*s.cases) : "null")
-    << ", \"minutes\": " << (s.minutes ? json_number(*s.minutes) : "null")
-    << ", \"backward\": " << json_quote(direction_name(s.generator.direction))
-    << ", \"max_seqlen\": " << s.generator.max_seqlen << ", \"max_work\": " << s.generator.max_work
-    << ", \"shard\": {\"index\": " << s.shard.index << ", \"count\": " << s.shard.count << "}}";
-  return o.str();
-}
-
-bool same(const Json& a, const Json& b) {
-  if (a.type != b.type || a.boolean != b.boolean || a.text != b.text || a.items.size() != b.items.size() ||
-      a.members.size() != b.members.size())
-    return false;
-  for (std::size_t i = 0; i < a.items.size(); ++i)
-    if (!same(a.items[i], b.items[i])) return false;
-  for (std::size_t i = 0; i < a.members.size(); ++i)
-    if (a.members[i].first != b.members[i].first || !same(a.members[i].second, b.members[i].second)) return false;
-  return true;
-}
 
 std::string command_output(const std::string& command) {
   std::string out;
@@ -159,17 +130,7 @@ std::optional<Json> existing_campaign(const CampaignSpec& s) {
   std::ifstream in(file);
   std::stringstream text;
   text << in.rdbuf();
-  Json existing;
-  try {
-    existing = parse_json(text.str());
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(file.string() + ": " + e.what());
-  }
-  const Json* theirs = existing.find("parameters");
-  if (theirs == nullptr || !same(*theirs, parse_json(parameters_json(s))))
-    throw std::invalid_argument(s.out + " holds another campaign's results (its campaign.json differs in seed, "
-                                "implementations, dtypes, budget, limits or shard); use another --out");
-  return existing;
+  return check_campaign_json(text.str(), s, file.string());
 }
 
 // Why a record of cases.jsonl is not one of this campaign's (empty when it is): another campaign
@@ -185,7 +146,7 @@ std::string foreign_record(const CampaignSpec& s, const std::string& id, const J
   if (index % s.shard.count != s.shard.index || (s.cases && index >= *s.cases))
     return "a record of case " + std::to_string(index) + ", not a case of this campaign's shard " + s.shard.text() + refusal;
   const Json* c = r.find("case");
-  if (c == nullptr || !same(*c, parse_json(one_line(case_to_json(campaign_case(s, index, impl))))))
+  if (c == nullptr || !same_json(*c, parse_json(one_line(case_to_json(campaign_case(s, index, impl))))))
     return "case " + std::to_string(index) + " differs from this campaign's case " + std::to_string(index) + refusal;
   return {};
 }

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "core/json.h"
 #include "harness/exchange.h"
+#include "harness/exchange_info.h"
 #include "kernels/registry.h"
 
 namespace flashproof {
@@ -66,17 +66,8 @@ GqaGradientReduction declared_gqa_reduction(const CaseList& cases, const std::st
     if (fs::file_size(info, ec) > (1u << 20)) throw std::invalid_argument(info.string() + ": larger than 1 MiB");
     std::ifstream in(info, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    Json j;
-    try {
-      j = parse_json(text);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(info.string() + ": " + e.what());
-    }
-    const Json* v = j.type == Json::Type::object ? j.find("gqa_gradients") : nullptr;
-    if (v == nullptr) continue;
-    if (v->type == Json::Type::string && v->text == "per-head-rounded") declared = GqaGradientReduction::per_head_rounded;
-    else if (v->type != Json::Type::string || v->text != "group-sum")
-      throw std::invalid_argument(info.string() + ": \"gqa_gradients\" must be \"group-sum\" or \"per-head-rounded\"");
+    if (exchange::declared_gqa_gradients(text, info.string()) == GqaGradientReduction::per_head_rounded)
+      declared = GqaGradientReduction::per_head_rounded;
   }
   return declared;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # libFuzzer over the input parsers (tests/parsers/): the JSON reader, case files, cases.jsonl lines
-# as `report` reads them. Built with clang (-fsanitize=fuzzer,address,undefined) into
+# as `report` reads them, campaign.json as a resumed campaign and `report` read it, an exchange
+# backend's info.json. Built with clang (-fsanitize=fuzzer,address,undefined) into
 # build-fuzz/, each target run for SECONDS (default 10; CI) from its committed seed corpus
 # (tests/parsers/corpus/<target>/, copied: new inputs stay in build-fuzz/). Fails on a crash, an
 # exception other than the one-line std::invalid_argument of bad input, a sanitizer report, or an
@@ -16,9 +17,11 @@ declare -A sources=(
   [json]="tests/parsers/fuzz_json.cpp core/json.cpp"
   [case_file]="tests/parsers/fuzz_case_file.cpp harness/case_file.cpp reference/backend_name.cpp ${core[*]}"
   [record_line]="tests/parsers/fuzz_record_line.cpp report/fuzz_record.cpp report/json_values.cpp core/json.cpp"
+  [campaign_meta]="tests/parsers/fuzz_campaign_meta.cpp fuzz/campaign_meta.cpp report/campaign_merge.cpp report/fuzz_record.cpp report/json_values.cpp core/json.cpp core/dtype.cpp"
+  [exchange_info]="tests/parsers/fuzz_exchange_info.cpp harness/exchange_info.cpp core/json.cpp"
 )
 status=0
-for target in json case_file record_line; do
+for target in json case_file record_line campaign_meta exchange_info; do
   # shellcheck disable=SC2086  # the source lists split on purpose
   "${cxx[@]}" ${sources[$target]} -o "$out/fuzz_$target" -lpthread
   rm -rf "$out/corpus_$target" && cp -r "tests/parsers/corpus/$target" "$out/corpus_$target"

@@ -1,0 +1,29 @@
+// libFuzzer target: a backend's info.json in a case exchange as flashproof reads it (the member
+// "gqa_gradients", harness/exchange_info.h). Bad text must be a one-line std::invalid_argument; what
+// is read must be what the text says, and the same when written back.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string_view>
+
+#include "core/json.h"
+#include "harness/exchange_info.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using flashproof::GqaGradientReduction;
+  using flashproof::exchange::declared_gqa_gradients;
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  try {
+    const std::optional<GqaGradientReduction> declared = declared_gqa_gradients(text, "fuzz/info.json");
+    const flashproof::Json j = flashproof::parse_json(text);
+    const flashproof::Json* v = j.find("gqa_gradients");
+    if (declared.has_value() != (v != nullptr)) __builtin_trap();
+    if (declared && v->text != (*declared == GqaGradientReduction::group_sum ? "group-sum" : "per-head-rounded"))
+      __builtin_trap();
+    if (declared_gqa_gradients(flashproof::to_json_text(j, false), "again") != declared) __builtin_trap();
+  } catch (const std::invalid_argument& e) {
+    if (std::string_view(e.what()).find('\n') != std::string_view::npos) __builtin_trap();
+  }
+  return 0;
+}
