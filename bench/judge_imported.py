@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 
+from exchange_index import checked_entries
+
 UNSUPPORTED = "does not support this case"
 
 
@@ -123,6 +125,10 @@ def main():
     index = read_json(os.path.join(args.export_dir, "index.json"))
     if index.get("format") != "flashproof-exchange-index":
         fail_usage(f"{args.export_dir}/index.json is not a flashproof export index")
+    try:
+        entries = checked_entries(index)
+    except ValueError as e:
+        fail_usage(f"{args.export_dir}/{e}")
     args.seed = index.get("parameters", {}).get("seed", "0")
     case_files = os.path.join(args.out, "case-files")
     os.makedirs(case_files, exist_ok=True)
@@ -131,7 +137,7 @@ def main():
     done = done_pairs(cases_jsonl)
     counts = {"pass": 0, "fail": 0, "out-of-domain": 0, "crash": 0, "unsupported": 0}
     with open(cases_jsonl, "a", encoding="utf-8") as log:
-        for entry in index["cases"]:
+        for entry in entries:
             for impl in impls:
                 if (entry["index"], impl) in done:
                     continue

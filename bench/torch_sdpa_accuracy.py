@@ -36,6 +36,8 @@ import time
 import traceback
 import warnings
 
+from exchange_index import checked_entries
+
 BACKENDS = {"torch-flash": "FLASH_ATTENTION", "torch-efficient": "EFFICIENT_ATTENTION",
             "torch-cudnn": "CUDNN_ATTENTION"}
 
@@ -48,7 +50,7 @@ def case_dirs(root):
     index = os.path.join(root, "index.json")
     if os.path.exists(index):
         with open(index, encoding="utf-8") as f:
-            names = [c["directory"] for c in json.load(f)["cases"]]
+            names = [c["directory"] for c in checked_entries(json.load(f))]
         return [os.path.join(root, n) for n in dict.fromkeys(names)]
     return sorted(os.path.join(root, n) for n in os.listdir(root)
                   if os.path.exists(os.path.join(root, n, "meta.json")))
@@ -234,6 +236,11 @@ def main():
             parser.error(f"unknown backend {n!r} ({', '.join(BACKENDS)})")
     if not os.path.isdir(args.root):
         parser.error(f"{args.root} is not a directory")
+    try:
+        dirs = case_dirs(args.root)
+    except ValueError as e:
+        print(f"torch_sdpa_accuracy: {args.root}/{e}", file=sys.stderr)
+        return 2
 
     import numpy as np  # lazily: --help works without them
     import torch
@@ -242,7 +249,7 @@ def main():
         return 2
     io, env = Io(torch, np), environment(torch)
     counts = {n: {"written": 0, "refused": 0, "kept": 0} for n in names}
-    for case_dir in case_dirs(args.root):
+    for case_dir in dirs:
         with open(os.path.join(case_dir, "meta.json"), encoding="utf-8") as f:
             meta = json.load(f)
         q, k, v, dout = load_case(io, case_dir, meta, "cuda")

@@ -477,5 +477,32 @@ TEST(ExchangeCli, ImportedOutputsAreJudgedEndToEnd) {
   EXPECT_NE(read_text(judged / "report" / "summary.md").find("imported:fake-naive"), std::string::npos);
 }
 
+// A hostile index.json: the scripts that read it (judge_imported.py writes case files named by
+// "index" and reads "directory"/case.json; torch_sdpa_accuracy.py writes outputs into each
+// "directory") refuse any entry that is not one plain name inside the export, with one line and
+// status 2, before touching a file.
+TEST(ExchangeScripts, RefuseAnIndexThatLeavesTheExport) {
+  if (run("python3 --version").status != 0) GTEST_SKIP() << "no python3";
+  const fs::path root = scratch("hostile_index");
+  fs::create_directories(root);
+  for (const std::string& entry : {R"({"index": 0, "directory": "../escape"})", R"({"index": 0, "directory": "/tmp"})",
+                                   R"({"index": 0, "directory": "a/b"})", R"({"index": "../../x", "directory": "c0"})",
+                                   R"({"index": -1, "directory": "c0"})", R"(7)"}) {
+    std::ofstream(root / "index.json") << R"({"format": "flashproof-exchange-index", "cases": [)" << entry << "]}\n";
+    const fs::path out = scratch("hostile_index_out");
+    const Result judge = run("python3 " FLASHPROOF_SOURCE_DIR "/bench/judge_imported.py " + root.string() +
+                             " --impl naive --flashproof " + kBin + " --out " + out.string());
+    EXPECT_EQ(judge.status, 2) << entry << ": " << judge.err;
+    EXPECT_EQ(std::count(judge.err.begin(), judge.err.end(), '\n'), 1) << judge.err;
+    EXPECT_NE(judge.err.find("index.json: case entry 0"), std::string::npos) << judge.err;
+    EXPECT_FALSE(fs::exists(out / "cases.jsonl")) << entry;
+    const Result accuracy = run("python3 " FLASHPROOF_SOURCE_DIR "/bench/torch_sdpa_accuracy.py " + root.string());
+    EXPECT_EQ(accuracy.status, 2) << entry << ": " << accuracy.err;
+    EXPECT_NE(accuracy.err.find("index.json: case entry 0"), std::string::npos) << accuracy.err;
+    fs::remove_all(out);
+  }
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace flashproof
