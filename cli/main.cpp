@@ -42,7 +42,7 @@ constexpr const char* kUsage =
     "       flashproof check [--impl NAME] [--dtype fp16|bf16|fp32] [--batch N] [--heads N]\n"
     "                        [--kv-heads N] [--seqlen-q N] [--seqlen-k N] [--head-dim N]\n"
     "                        [--causal] [--window L,R] [--scale S] [--dist NAME[:P]] [--seed S]\n"
-    "                        [--backward] [--json] [--reference fast|mpfr|cpp_bin_float]\n"
+    "                        [--schedule SEED] [--backward] [--json] [--reference fast|mpfr|cpp_bin_float]\n"
     "                        [--precision BITS] [--sample N] [--threads N] [--save-case FILE]\n"
     "                        [--max-work W] [--max-memory GIB]\n"
     "       flashproof replay FILE [--json] [--threads N] [--max-work W] [--max-memory GIB]\n"
@@ -132,6 +132,8 @@ int run_check_command(Args a) {
       c.dist = *d;
     } else if (arg == "--seed") {
       c.seed = parse_number<std::uint64_t>(arg, next());
+    } else if (arg == "--schedule") {
+      c.schedule = parse_number<std::uint64_t>(arg, next());
     } else if (arg == "--backward") {
       flag();
       c.backward = true;

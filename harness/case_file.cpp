@@ -155,6 +155,7 @@ CaseFile parse_case(const Json& top) {
   c.dist = *d;
   c.seed = f.unsigned64("seed", f.required("seed"));
   c.backward = f.boolean("backward", f.required("backward"));
+  if (const Json* v = f.optional("schedule")) c.schedule = f.unsigned64("schedule", *v);
 
   if (const Json* check = f.optional("check")) {
     if (check->type != Json::Type::object)
@@ -229,8 +230,9 @@ std::string case_to_json(const Case& c, const CheckOptions& o, const std::string
     << "  \"scale\": " << (p.scale ? number17("scale", *p.scale) : "null") << ",\n"
     << "  \"dist\": " << json_quote(distribution_name(c.dist)) << ",\n"
     << "  \"seed\": \"" << c.seed << "\",\n"
-    << "  \"backward\": " << (c.backward ? "true" : "false") << ",\n"
-    << "  \"check\": {\n"
+    << "  \"backward\": " << (c.backward ? "true" : "false") << ",\n";
+  if (c.schedule != 0) s << "  \"schedule\": \"" << c.schedule << "\",\n";
+  s << "  \"check\": {\n"
     << "    \"k_forward\": " << number17("k_forward", o.k_forward) << ",\n"
     << "    \"k_backward\": " << number17("k_backward", o.k_backward) << ",\n"
     << "    \"floor_ulps\": " << number17("floor_ulps", o.floor_ulps) << ",\n"

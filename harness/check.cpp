@@ -12,6 +12,7 @@
 
 #include "bounds/implementation_bounds.h"
 #include "core/json.h"
+#include "kernels/emu/emulator.h"
 #include "kernels/registry.h"
 
 namespace flashproof {
@@ -394,7 +395,11 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
   r.inputs_in_domain = r.domain_note.empty();
 
   auto t0 = Clock::now();
-  const Outputs out = run_implementation(*impl, p, c.backward, in);
+  const Outputs out = [&] {
+    if (c.schedule == 0) return run_implementation(*impl, p, c.backward, in);
+    const emu::ScopedSchedule explored(c.schedule);
+    return run_implementation(*impl, p, c.backward, in);
+  }();
   r.seconds_impl = since(t0);
   r.seconds_inputs = ctx.seconds_inputs;
   r.seconds_baseline = ctx.seconds_baseline;
@@ -518,8 +523,9 @@ std::string to_json(const CheckRecord& r) {
     << ", \"seqlen_k\": " << p.seqlen_k << ", \"head_dim\": " << p.head_dim
     << ", \"scale\": " << json_number(p.softmax_scale()) << ", \"window_left\": " << p.window_left
     << ", \"window_right\": " << p.window_right << ", \"dist\": "
-    << json_quote(distribution_name(r.c.dist)) << ", \"seed\": " << r.c.seed
-    << ", \"backward\": " << (r.c.backward ? "true" : "false") << "},\n";
+    << json_quote(distribution_name(r.c.dist)) << ", \"seed\": " << r.c.seed;
+  if (r.c.schedule != 0) s << ", \"schedule\": \"" << r.c.schedule << "\"";
+  s << ", \"backward\": " << (r.c.backward ? "true" : "false") << "},\n";
   s << "  \"in_domain\": " << (r.in_domain ? "true" : "false")
     << ", \"inputs_in_domain\": " << (r.inputs_in_domain ? "true" : "false")
     << ", \"domain_note\": " << json_quote(r.domain_note) << ",\n";
@@ -564,8 +570,9 @@ std::string to_json(const CheckRecord& r) {
 std::string to_table(const CheckRecord& r) {
   std::ostringstream s;
   s << "case: " << r.c.impl << " (" << r.impl_where << ") " << r.c.problem.describe()
-    << " dist=" << distribution_name(r.c.dist) << " seed=" << r.c.seed
-    << (r.c.backward ? " forward+backward" : " forward") << "\n";
+    << " dist=" << distribution_name(r.c.dist) << " seed=" << r.c.seed;
+  if (r.c.schedule != 0) s << " schedule=" << r.c.schedule;
+  s << (r.c.backward ? " forward+backward" : " forward") << "\n";
   s << "reference: " << r.reference_backend << ", sampling " << r.reference_stats.sampling
     << ", MPFR fallbacks " << r.reference_stats.fallback_rows << " rows / "
     << r.reference_stats.fallback_columns << " columns\n";

@@ -22,6 +22,9 @@ struct Case {
   std::uint64_t seed = 0;
   std::string impl = "naive";
   bool backward = false;
+  // The emulator's schedule for the implementation under test (kernels/emu/emulator.h): 0, the
+  // default, or the seed of an explored schedule. Only emulated kernels are affected.
+  std::uint64_t schedule = 0;
 };
 
 struct CheckOptions {

@@ -82,11 +82,14 @@ rc::Gen<Case> gen_case(const AttentionImpl& impl, const GenLimits& limits, MaskC
   const std::string name = impl.name();
   const std::vector<DType> dtypes = limits.dtypes.empty() ? std::vector<DType>{DType::fp16} : limits.dtypes;
   const auto seqlen = gen_seqlen(limits.min_seqlen, limits.max_seqlen);
-  const auto shape = rc::gen::tuple(seqlen, seqlen, gen_head_dim(),
+  const std::int64_t min_k = std::max(limits.min_seqlen, limits.min_seqlen_k);
+  const auto seqlen_k =
+      limits.min_seqlen_k > 0 ? gen_seqlen(min_k, std::max(limits.max_seqlen, limits.min_seqlen_k + 100)) : seqlen;
+  const auto shape = rc::gen::tuple(seqlen, seqlen_k, gen_head_dim(),
                                     rc::gen::inRange<std::int64_t>(1, 3), rc::gen::elementOf(std::vector<std::int64_t>{1, 2, 3, 4}),
                                     rc::gen::inRange<std::int64_t>(1, 3));
   return rc::gen::apply(
-      [name, limits](std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t> s,
+      [name, limits, min_k](std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t> s,
                      MaskSpec m, DType dtype, const std::string& dist, std::uint64_t seed) {
         Case c;
         Problem& p = c.problem;
@@ -108,8 +111,10 @@ rc::Gen<Case> gen_case(const AttentionImpl& impl, const GenLimits& limits, MaskC
             p.heads_q = 2;
           } else if (p.seqlen_q >= p.seqlen_k && p.seqlen_q > limits.min_seqlen) {
             p.seqlen_q = std::max(limits.min_seqlen, (p.seqlen_q + 1) / 2);
-          } else if (p.seqlen_k > limits.min_seqlen) {
-            p.seqlen_k = std::max(limits.min_seqlen, (p.seqlen_k + 1) / 2);
+          } else if (p.seqlen_k > min_k) {
+            p.seqlen_k = std::max(min_k, (p.seqlen_k + 1) / 2);
+          } else if (p.seqlen_q > limits.min_seqlen) {  // seqlen_k held at min_seqlen_k
+            p.seqlen_q = std::max(limits.min_seqlen, (p.seqlen_q + 1) / 2);
           } else {
             break;  // one row, one key: as small as it gets
           }

@@ -22,6 +22,9 @@ namespace flashproof::properties {
 struct GenLimits {
   std::int64_t min_seqlen = 1;  // both sequence lengths; work above max_work is allowed to keep it
   std::int64_t max_seqlen = 300;
+  // When > 0, seqlen_k alone is drawn from [min_seqlen_k, max(max_seqlen, min_seqlen_k + 100)] and
+  // kept there (seqlen_q is halved instead).
+  std::int64_t min_seqlen_k = 0;
   std::int64_t max_work = std::int64_t{1} << 22;  // batch * heads_q * seqlen_q * seqlen_k * head_dim
   std::vector<DType> dtypes;                      // those the implementation supports
   bool backward = true;

@@ -35,6 +35,7 @@ struct Property {
   bool (*applies)(const AttentionImpl& impl);
   std::int64_t max_work = 0;  // a tighter work cap for its cases (0: the generator's)
   std::int64_t min_seqlen = 1;  // shortest sequence lengths of its cases
+  std::int64_t min_seqlen_k = 0;  // when > 0, the shortest key sequence (GenLimits::min_seqlen_k)
 };
 
 // How closely FA1 and FA2 must agree on the same inputs, in the harness's rounding floors. A floor

@@ -19,6 +19,7 @@ PropertyRun run_property(const Property& property, AttentionImpl& impl, const st
   GenLimits limits = limits_for(impl, property.backward);
   if (property.max_work > 0) limits.max_work = std::min(limits.max_work, property.max_work);
   limits.min_seqlen = std::min(std::max(limits.min_seqlen, property.min_seqlen), limits.max_seqlen);
+  limits.min_seqlen_k = property.min_seqlen_k;
   PropertyRun run;
   // The last failing evaluation is the minimal counterexample: shrinking adopts a candidate only
   // when it fails, and stops at one none of whose shrinks fails.

@@ -1,14 +1,13 @@
 // cp.async of 16 bytes from global to shared memory, with commit and wait groups. Device: the PTX
-// instructions (sm_80+). Host: a synchronous, checked copy, so commit and wait have nothing left to
-// do; a kernel that reads the destination before its wait is still wrong on the GPU, which the GPU
-// tests (and compute-sanitizer's racecheck) cover.
+// instructions (sm_80+). Host: the emulator's checked copy, synchronous under its default schedule;
+// under an explored schedule (emu::set_schedule) in flight until the issuing thread's wait covers
+// its group, so that a kernel reading the destination before its wait (or before the barrier after
+// it) is reported as a race, as it would be wrong on the GPU.
 #pragma once
 
 #include "kernels/algo/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
-#include <cstring>
-
 #include "kernels/emu/emulator.h"
 #endif
 
@@ -19,8 +18,7 @@ FP_HOST_DEVICE inline void cp_async_16(void* smem_dst, const void* global_src) {
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem_dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(global_src));
 #else
-  emu::check_smem(smem_dst, 16, true);
-  std::memcpy(smem_dst, global_src, 16);
+  emu::cp_async_copy(smem_dst, global_src, true);
 #endif
 }
 
@@ -33,17 +31,15 @@ FP_HOST_DEVICE inline void cp_async_16_or_zero(void* smem_dst, const void* globa
   const int src_bytes = valid ? 16 : 0;
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(global_src), "r"(src_bytes));
 #else
-  emu::check_smem(smem_dst, 16, true);
-  if (valid)
-    std::memcpy(smem_dst, global_src, 16);
-  else
-    std::memset(smem_dst, 0, 16);
+  emu::cp_async_copy(smem_dst, global_src, valid);
 #endif
 }
 
 FP_HOST_DEVICE inline void cp_async_commit() {
 #if defined(__CUDA_ARCH__)
   asm volatile("cp.async.commit_group;\n" ::);
+#else
+  emu::cp_async_commit();
 #endif
 }
 
@@ -52,6 +48,8 @@ template <int pending>
 FP_HOST_DEVICE inline void cp_async_wait() {
 #if defined(__CUDA_ARCH__)
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending));
+#else
+  emu::cp_async_wait(pending);
 #endif
 }
 

@@ -1,6 +1,6 @@
-// Scalar shared-memory loads and stores. On the GPU a plain access; on the host the emulator checks
-// the access for bounds and for races with other threads since the last barrier. Kernels touch
-// shared memory only through these, cp_async and ldmatrix.
+// Scalar shared-memory loads and stores. On the GPU a plain access; on the host a scheduling point
+// of the emulator, which checks the access for bounds and for races with other threads since the
+// last barrier. Kernels touch shared memory only through these, cp_async and ldmatrix.
 #pragma once
 
 #include "kernels/algo/host_device.h"
@@ -18,6 +18,7 @@ FP_HOST_DEVICE inline T smem_load(const T* p) {
 #if defined(__CUDA_ARCH__)
   return *p;
 #else
+  emu::schedule_point();
   emu::check_smem(p, sizeof(T), false);
   T v;
   std::memcpy(&v, p, sizeof(T));
@@ -30,6 +31,7 @@ FP_HOST_DEVICE inline void smem_store(T* p, const T& v) {
 #if defined(__CUDA_ARCH__)
   *p = v;
 #else
+  emu::schedule_point();
   emu::check_smem(p, sizeof(T), true);
   std::memcpy(p, &v, sizeof(T));
 #endif

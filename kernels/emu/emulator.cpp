@@ -23,6 +23,26 @@ namespace {
 
 enum class Wait { none, barrier, collective, done };
 
+// A cp.async in flight under an explored schedule: it lands when its thread's wait covers `group`.
+struct CopyInFlight {
+  std::byte* dst;
+  const void* src;
+  bool valid;
+  int group;
+};
+
+// The seeded generator of an explored schedule (splitmix64: the same stream on every machine).
+struct ScheduleRng {
+  std::uint64_t state;
+  std::uint64_t next() {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t below(std::uint64_t n) { return next() % n; }  // n > 0; the bias is irrelevant here
+};
+
 struct Fiber {
   FiberContext context;
   Dim3 idx;
@@ -31,6 +51,8 @@ struct Fiber {
   std::source_location site;  // of the barrier or collective it waits at
   const char* kind = "";
   std::byte result[kSlotBytes]{};  // its output of the last warp collective
+  std::vector<CopyInFlight> copies;  // explored schedules only
+  int groups_committed = 0;
 };
 
 struct Rendezvous {
@@ -54,6 +76,7 @@ struct Shadow {
   std::uint32_t reader_warp = 0;  // kManyWarps when readers came from several warps
   std::uint32_t writer_warp_epoch = 0;
   std::uint32_t reader_warp_epoch = 0;  // the latest, over all readers
+  std::uint32_t copy_in_flight = 0;     // 1 + the thread whose cp.async to the byte has not landed
 };
 constexpr std::uint32_t kManyReaders = 0xffffffffu;
 constexpr std::uint32_t kManyWarps = 0xffffffffu;
@@ -72,9 +95,12 @@ struct Block {
   Fiber* current = nullptr;
   std::string error;
   std::exception_ptr exception;
+  ScheduleRng* rng = nullptr;       // explored schedules only
+  std::uint64_t switch_one_in = 0;  // a scheduling point switches threads with probability 1/this
 };
 
 thread_local Block* g_block = nullptr;
+std::atomic<std::uint64_t> g_schedule{0};
 
 // Stack switches, announced to AddressSanitizer when it is on (it otherwise reports false
 // positives on fiber stacks).
@@ -276,8 +302,9 @@ void give_back(std::unique_ptr<Worker> w) {
   g_pool.push_back(std::move(w));
 }
 
-void emulate_block(const LaunchConfig& config, const std::function<void()>& body, unsigned block_linear,
-                   Worker& worker, std::string& error, std::exception_ptr& exception) {
+// Makes worker.block the block `block_linear` of the launch, its fibers ready to start.
+void start_block(const LaunchConfig& config, const std::function<void()>& body, unsigned block_linear,
+                 Worker& worker) {
   Block& b = worker.block;  // every field is reset here: nothing leaks from the previous block
   b.config = &config;
   b.body = &body;
@@ -298,6 +325,8 @@ void emulate_block(const LaunchConfig& config, const std::function<void()>& body
   b.current = nullptr;
   b.error.clear();
   b.exception = nullptr;
+  b.rng = nullptr;
+  b.switch_one_in = 0;
   const std::size_t stack = config.stack_bytes;
   if (worker.stacks.size() < threads * stack) worker.stacks.resize(threads * stack);
   for (unsigned t = 0; t < threads; ++t) {
@@ -305,6 +334,12 @@ void emulate_block(const LaunchConfig& config, const std::function<void()>& body
     b.fibers[t].idx = unflatten(t, config.block);
     b.fibers[t].context.start_on(worker.stacks.data() + t * stack, stack, fiber_entry);
   }
+}
+
+void emulate_block(const LaunchConfig& config, const std::function<void()>& body, unsigned block_linear,
+                   Worker& worker, std::string& error, std::exception_ptr& exception) {
+  start_block(config, body, block_linear, worker);
+  Block& b = worker.block;
   g_block = &b;
   run_block(b);
   g_block = nullptr;
@@ -313,12 +348,161 @@ void emulate_block(const LaunchConfig& config, const std::function<void()>& body
   b.exception = nullptr;  // the pool must not keep a kernel's exception alive
 }
 
+// ---- explored schedules ----
+
+enum class Step { running, finished, failed };
+
+// One turn of a block under an explored schedule: a random runnable thread runs until it next
+// waits, exits or is switched out at a scheduling point; with none runnable, the barrier all wait
+// at is released (or the block is stuck).
+Step step_block(Block& b) {
+  if (!b.error.empty() || b.exception) return Step::failed;
+  // The first runnable thread from a random one on (not uniform, but every runnable thread can be
+  // picked, and a turn costs little more than a switch while most threads are runnable).
+  const std::size_t n = b.fibers.size(), start = b.rng->below(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    Fiber& f = b.fibers[(start + k) % n];
+    if (f.wait != Wait::none) continue;
+    b.current = &f;
+    switch_to_fiber(b.scheduler, f.context);
+    return !b.error.empty() || b.exception ? Step::failed : Step::running;
+  }
+  if (std::all_of(b.fibers.begin(), b.fibers.end(), [](const Fiber& f) { return f.wait == Wait::done; }))
+    return Step::finished;
+  const bool any_collective =
+      std::any_of(b.fibers.begin(), b.fibers.end(), [](const Fiber& f) { return f.wait == Wait::collective; });
+  if (!any_collective && release_barrier(b)) return Step::running;
+  if (b.error.empty()) {
+    unsigned culprit = 0;
+    const std::string reason = stuck_reason(b, culprit);
+    b.error = where(b, culprit) + ": " + reason;
+  }
+  return Step::failed;
+}
+
+// Seeds a launch's schedule from the schedule and the kernel's name and grid, so that each kernel
+// of a sequence (forward, or the backward's three) gets its own stream.
+std::uint64_t launch_seed(std::uint64_t schedule, const LaunchConfig& config) {
+  std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (const char* c = config.kernel; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 0x100000001b3ull;
+  for (unsigned d : {config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y, config.block.z})
+    h = (h ^ d) * 0x100000001b3ull;
+  ScheduleRng mix{schedule ^ h};
+  return mix.next();
+}
+
+void launch_explored(const LaunchConfig& config, const std::function<void()>& body, std::uint64_t schedule) {
+  ScheduleRng rng{launch_seed(schedule, config)};
+  const std::size_t blocks = config.grid.count();
+  std::vector<unsigned> order(blocks);
+  for (std::size_t i = 0; i < blocks; ++i) order[i] = static_cast<unsigned>(i);
+  for (std::size_t i = blocks; i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
+  const std::size_t resident_max = 1 + rng.below(std::min<std::size_t>(std::max<std::size_t>(blocks, 1), 8));
+  constexpr std::uint64_t kSwitchOneIn[] = {1, 2, 8, 64};
+  const std::uint64_t switch_one_in = kSwitchOneIn[rng.below(4)];
+
+  std::vector<std::unique_ptr<Worker>> resident;
+  std::size_t next = 0;
+  std::string error;
+  std::exception_ptr exception;
+  while (error.empty() && !exception) {
+    while (resident.size() < resident_max && next < blocks) {
+      resident.push_back(take_worker());
+      start_block(config, body, order[next++], *resident.back());
+      resident.back()->block.rng = &rng;
+      resident.back()->block.switch_one_in = switch_one_in;
+    }
+    if (resident.empty()) break;
+    const std::size_t r = rng.below(resident.size());
+    Block& b = resident[r]->block;
+    g_block = &b;
+    const Step step = step_block(b);
+    g_block = nullptr;
+    if (step == Step::failed) {
+      error = b.error;
+      exception = b.exception;
+    }
+    if (step != Step::running) {
+      b.exception = nullptr;
+      b.rng = nullptr;
+      give_back(std::move(resident[r]));
+      resident.erase(resident.begin() + static_cast<std::ptrdiff_t>(r));
+    }
+  }
+  for (std::unique_ptr<Worker>& w : resident) {  // abandoned after an error: never resumed
+    w->block.exception = nullptr;
+    w->block.rng = nullptr;
+    give_back(std::move(w));
+  }
+  if (!error.empty()) throw EmulationError(error + " (under schedule " + std::to_string(schedule) + ")");
+  if (exception) std::rethrow_exception(exception);
+}
+
+// Lands a cp.async: its bytes stop being in flight and are written, by its thread, now.
+void land(Block& b, unsigned thread, const CopyInFlight& c) {
+  const std::size_t offset = static_cast<std::size_t>(c.dst - b.smem.data());
+  for (std::size_t i = offset; i < offset + 16; ++i) b.shadow[i].copy_in_flight = 0;
+  check_smem(c.dst, 16, true, static_cast<int>(thread));
+  if (c.valid)
+    std::memcpy(c.dst, c.src, 16);
+  else
+    std::memset(c.dst, 0, 16);
+}
+
 }  // namespace
+
+std::uint64_t schedule() { return g_schedule.load(std::memory_order_relaxed); }
+void set_schedule(std::uint64_t seed) { g_schedule.store(seed, std::memory_order_relaxed); }
+
+void schedule_point() {
+  Block* b = g_block;
+  if (b == nullptr || b->rng == nullptr || b->current == nullptr) return;
+  if (b->rng->below(b->switch_one_in) == 0) block_yield();
+}
+
+void cp_async_copy(void* smem_dst, const void* global_src, bool valid) {
+  schedule_point();
+  check_smem(smem_dst, 16, true);
+  Block& b = block();
+  if (b.rng == nullptr) {  // the default schedule: synchronous
+    if (valid)
+      std::memcpy(smem_dst, global_src, 16);
+    else
+      std::memset(smem_dst, 0, 16);
+    return;
+  }
+  Fiber& f = *b.current;
+  auto* dst = static_cast<std::byte*>(smem_dst);
+  const std::size_t offset = static_cast<std::size_t>(dst - b.smem.data());
+  for (std::size_t i = offset; i < offset + 16; ++i) b.shadow[i].copy_in_flight = f.linear + 1;
+  f.copies.push_back({dst, global_src, valid, f.groups_committed});
+}
+
+void cp_async_commit() {
+  Block& b = block();
+  if (b.rng != nullptr) ++b.current->groups_committed;
+}
+
+void cp_async_wait(int pending) {
+  Block& b = block();
+  if (b.rng == nullptr) return;
+  Fiber& f = *b.current;
+  const int landed_below = f.groups_committed - pending;  // groups before this one have landed
+  std::size_t kept = 0;
+  for (const CopyInFlight& c : f.copies) {
+    if (c.group < landed_below)
+      land(b, f.linear, c);
+    else
+      f.copies[kept++] = c;
+  }
+  f.copies.resize(kept);
+}
 
 void launch(const LaunchConfig& config, const std::function<void()>& body) {
   if (config.block.count() == 0 || config.block.count() > 1024)
     throw std::invalid_argument(std::string("emulator: block of ") + std::to_string(config.block.count()) +
                                 " threads for kernel " + config.kernel + " (1..1024)");
+  if (const std::uint64_t seed = schedule(); seed != 0) return launch_explored(config, body, seed);
   const std::size_t blocks = config.grid.count();
   unsigned workers = config.host_threads ? config.host_threads : std::max(1u, std::thread::hardware_concurrency());
   workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(blocks, 1)));
@@ -383,6 +567,12 @@ void check_smem(const void* p, std::size_t bytes, bool write, int thread) {
   for (std::size_t i = offset; i < offset + bytes; ++i) {
     Shadow& s = b.shadow[i];
     std::string conflict;
+    if (s.copy_in_flight != 0) {
+      std::ostringstream os;
+      os << "shared-memory race: " << thread_text(b, t) << " " << verb << "s offset " << i << " while the cp.async of "
+         << thread_text(b, s.copy_in_flight - 1) << " to it is in flight (missing cp.async.wait_group?)";
+      fail(os.str());
+    }
     if (s.write_epoch == b.epoch && s.writer != t && !ordered(s.writer / 32, s.writer_warp_epoch)) {
       conflict = "written by " + thread_text(b, s.writer);
     } else if (write && s.read_epoch == b.epoch && s.reader != t && !ordered(s.reader_warp, s.reader_warp_epoch)) {

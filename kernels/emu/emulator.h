@@ -1,9 +1,10 @@
 // The host SIMT emulator (SPEC.md "The host SIMT emulator"): runs a kernel's own source, compiled
-// as C++ for the host, under the CUDA execution model. Blocks run in parallel on host threads; the
-// threads of a block are fibers that switch only at synchronisation points (__syncthreads, warp
-// collectives), so a block runs deterministically. Dynamic shared memory is poisoned at block start
-// and every access through kernels/arch/smem.h is checked for bounds and for races between
-// barriers. Errors name the kernel, the block and the thread.
+// as C++ for the host, under the CUDA execution model. Under the default schedule blocks run in
+// parallel on host threads and the threads of a block are fibers that switch only at
+// synchronisation points (__syncthreads, warp collectives), so a block runs deterministically.
+// Explored schedules (set_schedule) vary what that order hides. Dynamic shared memory is poisoned
+// at block start and every access through kernels/arch/smem.h is checked for bounds and for races
+// between barriers. Errors name the kernel, the block and the thread.
 #pragma once
 
 #include <cstddef>
@@ -93,5 +94,42 @@ Out warp_collective(const char* kind, std::source_location site, std::uint32_t m
 // Linear index of the running thread in its block, and of a lane of the running thread's warp.
 unsigned linear_thread();
 unsigned linear_thread_of_lane(unsigned lane);
+
+// ---- schedules ----
+// The schedule of the launches that follow, process-wide. 0, the default: blocks on parallel host
+// threads in index order, a block's fibers in thread order, switching only at barriers and warp
+// collectives, cp.async copies synchronous. Any other value seeds an explored schedule, the same
+// bit for bit on every run and machine: one host thread; a seeded permutation of the blocks, of
+// which a seeded number (1 to 8) are resident at once; at every switch a random runnable thread of
+// a random resident block runs, and a running thread may be switched out at each scheduling point
+// (shared-memory access, cp.async, global atomic; how often is seeded), so warps of a block and
+// blocks of a launch interleave between barriers and atomics land in a varying order. cp.async
+// copies stay in flight until their thread's cp_async_wait covers them: any access to their bytes
+// before that is reported as a race. An error under an explored schedule names its seed.
+std::uint64_t schedule();
+void set_schedule(std::uint64_t seed);
+
+// Sets the schedule for its lifetime and restores the previous one.
+class ScopedSchedule {
+ public:
+  explicit ScopedSchedule(std::uint64_t seed) : previous_(schedule()) { set_schedule(seed); }
+  ~ScopedSchedule() { set_schedule(previous_); }
+  ScopedSchedule(const ScopedSchedule&) = delete;
+  ScopedSchedule& operator=(const ScopedSchedule&) = delete;
+
+ private:
+  std::uint64_t previous_;
+};
+
+// A scheduling point: under an explored schedule the running thread may be switched out here. The
+// arch wrappers call it before each shared-memory access, cp.async and global atomic. No effect
+// under the default schedule or outside a kernel.
+void schedule_point();
+
+// cp.async of 16 bytes (zero-filled when !valid) and its group operations, as kernels/arch/cp_async.h
+// runs them on the host.
+void cp_async_copy(void* smem_dst, const void* global_src, bool valid);
+void cp_async_commit();
+void cp_async_wait(int pending);
 
 }  // namespace flashproof::emu

@@ -77,6 +77,8 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
       {"check --scale inf", "--scale expects a finite fp32 number"},
       {"check --impl fa9", "unknown implementation 'fa9'"},
       {"check --seed", "--seed needs a value"},
+      {"check --schedule -1", "--schedule expects a number, got '-1'"},
+      {"check --schedule 18446744073709551616", "--schedule is out of range"},
       {"check --precision 8", "reference precision (8 bits) must be between 64 and 65536"},
       {"prove no_such_proof", "no proof named 'no_such_proof'"},
       {"prove --timeout 0", "--timeout must be >= 1"},
@@ -224,7 +226,10 @@ TEST(Cli, ReplayOfASavedCaseGivesTheIdenticalRecord) {
         "--head-dim 40 --window 3,2 --scale 0.3 --dist large-logits:300 "
         "--seed 18446744073709551615 --backward --sample 5",
         "--dtype fp32 --seqlen-q 6 --seqlen-k 5 --head-dim 8 --causal --dist growing-max:7.5 "
-        "--seed 9007199254740993 --reference mpfr --precision 150"}) {
+        "--seed 9007199254740993 --reference mpfr --precision 150",
+        // fa2's atomic dQ under an explored emulator schedule: the same bits again on replay.
+        "--impl fa2 --seqlen-q 20 --seqlen-k 300 --heads 2 --kv-heads 1 --head-dim 32 --backward "
+        "--schedule 12345"}) {
     const std::string file = temp_path("saved_case.json");
     const Result checked = run("check --json --save-case " + file + " " + options);
     ASSERT_EQ(checked.status, 0) << options << "\n" << checked.out << checked.err;

@@ -71,6 +71,7 @@ void expect_same(const CaseFile& got, const Case& c, const CheckOptions& o, cons
   EXPECT_EQ(got.c.seed, c.seed);
   EXPECT_EQ(got.c.impl, c.impl);
   EXPECT_EQ(got.c.backward, c.backward);
+  EXPECT_EQ(got.c.schedule, c.schedule);
   const CheckOptions& g = got.options;
   EXPECT_EQ(g.k_forward, o.k_forward);
   EXPECT_EQ(g.k_backward, o.k_backward);
@@ -119,6 +120,7 @@ TEST(CaseFile, RoundTripIsExactAndByteIdentical) {
       c.seed = seeds[n % seeds.size()];
       c.impl = n % 3 == 0 ? "fa2-deterministic" : n % 3 == 1 ? "naive" : "my \"plug-in\"";
       c.backward = n % 2 == 0;
+      c.schedule = n % 5 == 0 ? 0 : seeds[(n + 1) % seeds.size()];
       CheckOptions o;
       if (n % 2) {
         o.k_forward = 0.1;
@@ -198,6 +200,21 @@ std::string error_of(const std::string& text) {
 }
 
 // A property's failure names the property; the field is written only then and reads back.
+// The emulator schedule a failure happened under (kernels/emu/emulator.h): written as a decimal
+// string when not the default, read back exactly; a file without it runs the default schedule.
+TEST(CaseFile, ScheduleFieldRoundTripsAndIsOptional) {
+  Case c;
+  c.impl = "fa2";
+  EXPECT_EQ(case_to_json(c).find("\"schedule\""), std::string::npos);
+  c.schedule = std::numeric_limits<std::uint64_t>::max();
+  const std::string text = case_to_json(c);
+  EXPECT_NE(text.find("\"schedule\": \"18446744073709551615\""), std::string::npos) << text;
+  EXPECT_EQ(case_from_json(text, "s.json").c.schedule, c.schedule);
+  EXPECT_EQ(case_from_json(replaced(text, "\"18446744073709551615\"", "12"), "s.json").c.schedule, 12u);
+  for (const char* bad : {"-1", "\"18446744073709551616\"", "1.5", "\"x\"", "null"})
+    EXPECT_NE(error_of(replaced(text, "\"18446744073709551615\"", bad)).find("schedule"), std::string::npos) << bad;
+}
+
 TEST(CaseFile, PropertyFieldRoundTripsAndIsOptional) {
   Case c;
   c.impl = "naive-flawed:wrong-lse";
