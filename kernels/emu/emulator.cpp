@@ -279,7 +279,7 @@ void run_block(Block& b) {
 
 // What a host thread needs to emulate blocks: the fiber stacks and the block's arrays. Workers are
 // kept in a pool across launches, so that once grown they allocate nothing and touch no fresh page
-// (a fresh block's shadow memory alone is 28 bytes per byte of shared memory, and the kernel would
+// (a fresh block's shadow memory alone is 32 bytes per byte of shared memory, and the kernel would
 // otherwise map and fault it in for every block).
 struct Worker {
   std::vector<char> stacks;
