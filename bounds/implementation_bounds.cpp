@@ -114,11 +114,7 @@ class GroupBounds {
 
   void run(std::int64_t b, std::int64_t hk) {
     const std::int64_t sk = p_.seqlen_k, d = d_;
-    key_.assign(sk * d, 0), val_.assign(sk * d, 0);
-    for (std::int64_t j = 0; j < sk; ++j) {
-      in_.k.read_row(b, j, hk, key_.data() + j * d);
-      in_.v.read_row(b, j, hk, val_.data() + j * d);
-    }
+    read_kv_rows(in_, b, hk, key_, val_);
     if (backward_) {
       for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
       if (d_error_) acc_pdq_.assign(sk * d, 0);

@@ -15,8 +15,8 @@
 namespace flashproof::bounds {
 
 // Dense over each tensor's logical shape, row-major like reference::CertifiedTensor. +inf where
-// the model gives no finite bound (a bound that does not converge; every element outside SPEC's
-// domain); 0 where the result is exact (rows that see no key: O = 0, LSE = +inf, zero
+// the model gives no finite bound (a bound that does not converge; every element outside the
+// valid domain, docs/error-bounds.md); 0 where the result is exact (rows that see no key: O = 0, LSE = +inf, zero
 // gradients; keys no row sees: dK = dV = 0).
 struct ImplementationBounds {
   std::vector<double> o, lse, dq, dk, dv;  // dq, dk, dv empty without backward

@@ -353,4 +353,14 @@ Inputs generate_inputs(const Problem& p, const Distribution& d, std::uint64_t se
   return in;
 }
 
+void read_kv_rows(const Inputs& in, std::int64_t b, std::int64_t kv_head, std::vector<double>& keys,
+                  std::vector<double>& values) {
+  const std::int64_t sk = in.k.shape()[1], d = in.k.shape()[3];
+  keys.assign(static_cast<std::size_t>(sk * d), 0), values.assign(static_cast<std::size_t>(sk * d), 0);
+  for (std::int64_t j = 0; j < sk; ++j) {
+    in.k.read_row(b, j, kv_head, keys.data() + j * d);
+    in.v.read_row(b, j, kv_head, values.data() + j * d);
+  }
+}
+
 }  // namespace flashproof

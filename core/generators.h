@@ -75,6 +75,11 @@ struct Inputs {
   HostTensor q, k, v, dout;
 };
 
+// The keys and values of kv head `kv_head` of batch entry `b` as dense rows of head_dim doubles
+// (key j at j * head_dim), for the per-group scans of the bounds and the envelopes.
+void read_kv_rows(const Inputs& in, std::int64_t b, std::int64_t kv_head, std::vector<double>& keys,
+                  std::vector<double>& values);
+
 // Stream ids of derive(seed, id).
 enum class InputStream : std::uint64_t { q = 0, k = 1, v = 2, dout = 3, structure = 4 };
 

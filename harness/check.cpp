@@ -250,7 +250,7 @@ std::vector<double> d_error_of_given_o(const Problem& p, const HostTensor& given
 
 // What a tensor's check is given besides its outputs: the implementation's rigorous bounds, which
 // of them are conditional, the bound-free envelope (null when every bound is finite), and whether
-// the inputs are inside SPEC's domain (outside it only the envelope can fail a tensor).
+// the inputs are inside the valid domain (outside it only the envelope can fail a tensor).
 struct TensorJudges {
   const std::vector<double>& rigorous;
   const std::vector<std::uint8_t>* conditional = nullptr;
@@ -473,7 +473,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
 
   // fail before out-of-domain before not-judged before pass. Inputs outside the valid domain:
   // accuracy is not promised, so the case is reported apart unless a finite value left its envelope
-  // (a silent wrong answer, which SPEC forbids there too).
+  // (a silent wrong answer, forbidden there too: docs/error-bounds.md, Not judged).
   auto worst = [](Verdict a, Verdict b) {
     auto rank = [](Verdict v) {
       return v == Verdict::fail ? 3 : v == Verdict::out_of_domain ? 2 : v == Verdict::not_judged ? 1 : 0;

@@ -143,7 +143,7 @@ struct TensorCheck {
 };
 
 // Verdict of a case: fail when any tensor fails; else out_of_domain when its inputs are outside
-// SPEC's valid domain (no rigorous bound there: only the envelopes judge, and NaN, inf and large
+// the valid domain (docs/error-bounds.md; no rigorous bound there: only the envelopes judge, and NaN, inf and large
 // errors are allowed) or any tensor's exact result exceeds its dtype's range; else not_judged when
 // any tensor is; else pass.
 struct CheckRecord {

@@ -30,11 +30,7 @@ class GroupEnvelopes {
 
   void run(std::int64_t b, std::int64_t hk) {
     const std::int64_t sk = p_.seqlen_k, d = d_;
-    key_.assign(sk * d, 0), val_.assign(sk * d, 0);
-    for (std::int64_t j = 0; j < sk; ++j) {
-      in_.k.read_row(b, j, hk, key_.data() + j * d);
-      in_.v.read_row(b, j, hk, val_.data() + j * d);
-    }
+    read_kv_rows(in_, b, hk, key_, val_);
     if (!group_finite(b, hk)) return unconstrained(b, hk);
     if (backward_) dk_sum_.assign(sk * d, 0), dv_sum_.assign(sk * d, 0), seen_.assign(sk, 0);
     for (std::int64_t h = hk * p_.group_size(); h < (hk + 1) * p_.group_size(); ++h)

@@ -1,8 +1,8 @@
 // Bound-free envelopes: for every output element, an interval that any implementation computing
 // attention in floating point (fp32 or wider arithmetic, results rounded to the dtype) lands in,
 // derived from the inputs alone, without an arithmetic model and without the reference. They judge
-// what no rigorous bound judges: elements whose model bound is infinite, and cases outside SPEC's
-// valid domain, where accuracy is not promised but a finite wrong answer must not pass silently.
+// what no rigorous bound judges: elements whose model bound is infinite, and cases outside the
+// valid domain (docs/error-bounds.md), where accuracy is not promised but a finite wrong answer must not pass silently.
 // With J_i the keys row i sees, s the slack (1/16 by default, harness/check.h):
 //   O_ic    in [min_J v_jc, max_J v_jc] widened by s max_J |v_jc|   (a convex combination of V rows)
 //   LSE_i   in [m_i, m_i + ln |J_i|] widened by s (M_i + ln |J_i| + 1), m_i the largest exact logit,

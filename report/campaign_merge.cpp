@@ -99,7 +99,7 @@ void read_cases(const fs::path& dir, CampaignInput& input, std::set<RecordKey>& 
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read " + path.string());
   const std::string seed = read_string(campaign_parameter(input.campaign, "seed"));
-  // A campaign since issue 26 names itself in campaign.json and in each record; a record naming
+  // A campaign names itself in campaign.json and in each record; a record naming
   // another campaign (a cases.jsonl copied between directories) is not this directory's.
   const Json* id = input.campaign.type == Json::Type::object ? input.campaign.find("campaign_id") : nullptr;
   std::string line;

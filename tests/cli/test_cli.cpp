@@ -117,7 +117,7 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
   }
 }
 
-// Hostile values (issue 26, D): lists with empty or repeated items, integers past what the option
+// Hostile values (docs/bad-input.md): lists with empty or repeated items, integers past what the option
 // is stored in, option values and file names with line breaks and escape sequences. Each is one
 // printable line on stderr and exit status 2.
 TEST(Cli, HostileInputIsOneEscapedLineWithStatus2) {

@@ -485,7 +485,7 @@ TEST(ExchangeScripts, RefuseAnIndexThatLeavesTheExport) {
   if (run("python3 --version").status != 0) GTEST_SKIP() << "no python3";
   const fs::path root = scratch("hostile_index");
   fs::create_directories(root);
-  for (const std::string& entry : {R"({"index": 0, "directory": "../escape"})", R"({"index": 0, "directory": "/tmp"})",
+  for (const char* entry : {R"({"index": 0, "directory": "../escape"})", R"({"index": 0, "directory": "/tmp"})",
                                    R"({"index": 0, "directory": "a/b"})", R"({"index": "../../x", "directory": "c0"})",
                                    R"({"index": -1, "directory": "c0"})", R"(7)"}) {
     std::ofstream(root / "index.json") << R"({"format": "flashproof-exchange-index", "cases": [)" << entry << "]}\n";

@@ -1,4 +1,4 @@
-// Issue 26, a perturbation test of the verdict. An implementation that returns the certified
+// A perturbation test of the verdict. An implementation that returns the certified
 // reference rounded to each output's dtype (or the naive baseline's own outputs) must not fail,
 // which is itself a no-false-alarm check of the rigorous bounds. Moving one element of one tensor
 // just past its bound (the implementation's rigorous bound plus the reference's) must fail that

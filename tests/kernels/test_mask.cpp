@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
 
-// The definition of SPEC's bottom-right aligned window, in 128-bit arithmetic that cannot overflow.
+// The definition of the bottom-right aligned window (docs/case-files.md, window_left), in 128-bit
+// arithmetic that cannot overflow.
 bool visible_wide(std::int64_t sq, std::int64_t sk, std::int64_t left, std::int64_t right, std::int64_t i,
                   std::int64_t j) {
   const __int128 diag = static_cast<__int128>(i) + sk - sq;

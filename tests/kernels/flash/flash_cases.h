@@ -35,6 +35,19 @@ inline void PrintTo(const FlashCase& c, std::ostream* os) { *os << c.label; }
 
 inline constexpr std::uint64_t kCaseSeed = 7;
 
+// The first element of two same-shape tensors whose bits differ ("dQ[0,3,1,7] differs"), or empty.
+inline std::string first_difference(const char* name, const HostTensor& a, const HostTensor& b) {
+  const Shape& s = a.shape();
+  for (std::int64_t i = 0; i < s[0]; ++i)
+    for (std::int64_t j = 0; j < s[1]; ++j)
+      for (std::int64_t k = 0; k < s[2]; ++k)
+        for (std::int64_t l = 0; l < s[3]; ++l)
+          if (a.bits(i, j, k, l) != b.bits(i, j, k, l))
+            return std::string(name) + "[" + std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
+                   "," + std::to_string(l) + "] differs";
+  return {};
+}
+
 inline Problem make_problem(DType dtype, std::int64_t d, std::int64_t hq, std::int64_t hkv, std::int64_t sq,
                      std::int64_t sk, std::int64_t left, std::int64_t right) {
   Problem p;

@@ -11,11 +11,14 @@
 #include <vector>
 
 #include "harness/check.h"
+#include "tests/kernels/flash/flash_cases.h"
 #include "kernels/flash/api.h"
 #include "kernels/registry.h"
 
 namespace flashproof {
 namespace {
+
+using flash_tests::first_difference;
 
 const bool kForceGpu = [] { return setenv("FLASHPROOF_TARGET", "gpu", 1) == 0; }();
 
@@ -28,19 +31,6 @@ struct RaceCase {
 int repeats() {
   const char* v = std::getenv("FLASHPROOF_RACE_REPEATS");
   return v != nullptr && std::atoi(v) > 0 ? std::atoi(v) : 100;
-}
-
-// The first element whose bits differ, or empty.
-std::string first_difference(const char* name, const HostTensor& a, const HostTensor& b) {
-  const Shape& s = a.shape();
-  for (std::int64_t i = 0; i < s[0]; ++i)
-    for (std::int64_t j = 0; j < s[1]; ++j)
-      for (std::int64_t k = 0; k < s[2]; ++k)
-        for (std::int64_t l = 0; l < s[3]; ++l)
-          if (a.bits(i, j, k, l) != b.bits(i, j, k, l))
-            return std::string(name) + "[" + std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
-                   "," + std::to_string(l) + "] differs";
-  return {};
 }
 
 class FlashRace : public ::testing::TestWithParam<RaceCase> {};

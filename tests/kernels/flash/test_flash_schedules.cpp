@@ -14,27 +14,18 @@
 
 #include "core/generators.h"
 #include "harness/check.h"
+#include "tests/kernels/flash/flash_cases.h"
 #include "kernels/emu/emulator.h"
 #include "kernels/registry.h"
 
 namespace flashproof {
 namespace {
 
+using flash_tests::first_difference;
+
 const bool kForceEmulator = [] { return setenv("FLASHPROOF_TARGET", "emulated", 1) == 0; }();
 
 constexpr std::uint64_t kSchedules[] = {1, 2, 0x9e3779b97f4a7c15ull};
-
-std::string first_difference(const char* name, const HostTensor& a, const HostTensor& b) {
-  const Shape& s = a.shape();
-  for (std::int64_t i = 0; i < s[0]; ++i)
-    for (std::int64_t j = 0; j < s[1]; ++j)
-      for (std::int64_t k = 0; k < s[2]; ++k)
-        for (std::int64_t l = 0; l < s[3]; ++l)
-          if (a.bits(i, j, k, l) != b.bits(i, j, k, l))
-            return std::string(name) + "[" + std::to_string(i) + "," + std::to_string(j) + "," + std::to_string(k) +
-                   "," + std::to_string(l) + "] differs";
-  return {};
-}
 
 struct ScheduleCase {
   std::string impl, label;
