@@ -1,5 +1,5 @@
 // Theorem 4 (docs/proofs.md): the backward pass's softmax identities in exact arithmetic, about
-// kernels/algo/softmax_backward.h (recompute_prob, lse_log2, softmax_grad) and the forward's
+// kernels/algo/softmax_backward.h (recompute_prob, lse_log2, row_dot_step, softmax_grad) and the forward's
 // finalize_row, instantiated over Z3 reals. Sums over keys and over the head dimension are handled
 // by induction (one key / one coordinate per step), so the identities hold for any sizes.
 #include <string>
@@ -38,22 +38,29 @@ std::vector<Obligation> prob_from_lse(z3::context& c, Variant variant) {
   return {{"P = exp2(x - LSE log2 e) is the softmax weight 2^(x - r) / A", facts, p * A == exp2_of(x - r)}};
 }
 
-// D = rowsum(dO * O) = sum_j P_j dP_j with O = sum_j P_j v_j and dP_j = dO . v_j, by induction over
-// the keys j (outer) and the head-dim coordinates (inner). Twin: the key step adds dP_j unweighted.
+// D = rowsum(dO * O) = sum_j P_j dP_j with O = sum_j P_j v_j and dP_j = dO . v_j, where D is what
+// the backward's preprocess computes: algo::row_dot_step folded over the head-dim coordinates
+// (kernels/flash/backward_key_block.h). Induction over the keys j (outer) and the coordinates
+// (inner); dO.O and dO.(O + P v) are the kernel's fold, dP_j = dO.v the exact dot product (the
+// gradient's definition). Twin: a step that adds O's coordinate without dO's weight.
 std::vector<Obligation> rowsum_identity(z3::context& c, Variant variant) {
+  const auto step = [variant](const z3::expr& dot, const z3::expr& dout, const z3::expr& o) {
+    return variant == Variant::shipped ? algo::row_dot_step(dot, dout, o) : dot + o;
+  };
   const z3::expr p = real(c, "P_j"), g = real(c, "dO_k"), o = real(c, "O_k"), v = real(c, "v_jk");
   const z3::expr X = real(c, "dot_dO_Onext"), Y = real(c, "dot_dO_O"), Z = real(c, "dot_dO_v");
-  // Inner: after the first coordinates, dO.(O + P v) = dO.O + P (dO.v); add coordinate k.
-  Obligation coordinate{"coordinate step: dO.(O + P v) = dO.O + P dO.v",
+  const z3::expr zero = c.real_val(0);
+  // Inner: after the first coordinates, the folds satisfy dO.(O + P v) = dO.O + P (dO.v).
+  Obligation coordinate_base{"coordinate base: the empty folds, 0 = 0 + P 0", {}, zero == zero + p * zero};
+  Obligation coordinate{"coordinate step: row_dot_step keeps dO.(O + P v) = dO.O + P dO.v",
                         {X == Y + p * Z},
-                        X + g * (o + p * v) == (Y + g * o) + p * (Z + g * v)};
+                        step(X, g, o + p * v) == step(Y, g, o) + p * (Z + g * v)};
   // Outer: D_t = dO.O_t equals S_t = sum_{j<=t} P_j dP_j; add key t+1 (using the inner result).
   const z3::expr D = real(c, "D_t"), S = real(c, "S_t"), dot_next = real(c, "dot_dO_O_next");
   const z3::expr dp = real(c, "dP_j");
-  const z3::expr S_next = variant == Variant::shipped ? S + p * dp : S + dp;
-  Obligation key{"key step: D_{t+1} = S_{t+1}", {D == S, dot_next == D + p * dp}, dot_next == S_next};
-  // The base cases are empty sums (0 = 0) and need no query.
-  return {coordinate, key};
+  Obligation key{"key step: D_{t+1} = S_{t+1}", {D == S, dot_next == D + p * dp}, dot_next == S + p * dp};
+  // The outer base case is the empty sum over keys (0 = 0) and needs no query.
+  return {coordinate_base, coordinate, key};
 }
 
 // dS_j = softmax_grad(P_j, dP_j, D) is the gradient of sum_i dP_i P_i with respect to the logit s_j,
@@ -95,8 +102,8 @@ std::vector<ProofSpec> backward_proofs() {
        "recompute_prob(x, lse_log2(LSE)) with the LSE of finalize_row equals the softmax weight of x",
        "P recomputed from the row max instead of the LSE", prob_from_lse},
       {"backward_rowsum",
-       "rowsum(dO * O) = sum_j P_j dP_j for any number of keys and any head dim (D of the backward)",
-       "P_j weight dropped from the key step", rowsum_identity},
+       "D = row_dot_step folded over dO and O equals sum_j P_j dP_j, any number of keys and head dim",
+       "row_dot_step adds O without dO's weight", rowsum_identity},
       {"backward_softmax_grad",
        "softmax_grad(P, dP, D) = P (dP - D) is the gradient through the softmax, for any number of keys",
        "D dropped from softmax_grad", softmax_gradient},

@@ -26,6 +26,13 @@ FP_HOST_DEVICE T recompute_prob(T x, T lse_in_log2) {
   return D::exp2(D::select(arg > zero, zero, arg));
 }
 
+// One coordinate of D = rowsum(dO * O): the backward's preprocess folds the head-dim coordinates
+// in order, dot = row_dot_step(dot, dO_c, O_c), starting from 0.
+template <class T>
+FP_HOST_DEVICE T row_dot_step(T dot, T dout, T o) {
+  return dot + Domain<T>::mul(dout, o);
+}
+
 // dS = P * (dP - D), the gradient of the loss with respect to the logit (before the scale).
 template <class T>
 FP_HOST_DEVICE T softmax_grad(T p, T dp, T d) {

@@ -68,7 +68,7 @@ __global__ void backward_preprocess_kernel(FlashBackwardParams p) {
   const std::uint16_t* dout = p.dout.at(batch, row, head);
   float dot = 0.0f;
   for (int c = 0; c < s.head_dim; ++c)
-    dot += algo::Domain<float>::mul(arch::bits16_to_float(s.tag, dout[c]), arch::bits16_to_float(s.tag, o[c]));
+    dot = algo::row_dot_step(dot, arch::bits16_to_float(s.tag, dout[c]), arch::bits16_to_float(s.tag, o[c]));
   p.row_dot[lse_index(s, batch, head, row)] = dot;
   if (p.dq_mode != DqAccumulation::slices) {
     float* accum = dq_accum_row(p, 0, batch, row, head);
