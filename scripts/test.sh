@@ -14,6 +14,10 @@ if [ "$#" -eq 0 ]; then
   # The representative subset under ASan + UBSan (scripts/sanitized.sh; `all` runs every test),
   # then libFuzzer over the input parsers for 10 s each (scripts/fuzz-parsers.sh SECONDS: longer).
   cd ..
+  # The packages a user consumes: the Python package installed by pip and its tests, and an
+  # out-of-tree CMake project built against `cmake --install` into a temporary prefix.
+  bash scripts/python-package.sh
+  bash scripts/out-of-tree.sh
   bash scripts/sanitized.sh
   exec bash scripts/fuzz-parsers.sh 10
 fi
