@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -68,13 +69,43 @@ fuzz::FuzzCase exported_case(const ExportSpec& spec, std::uint64_t index) {
   return f;
 }
 
+double export_bytes_estimate(const ExportSpec& spec) {
+  constexpr double kJsonBytesPerCase = 4096;  // case.json, meta.json and the index entry, generously
+  double bytes = 0;
+  for (std::uint64_t index = 0; index < spec.cases; ++index) {
+    const Problem& p = exported_case(spec, index).c.problem;
+    const auto elements = [](const std::array<std::int64_t, 4>& shape) {
+      return static_cast<double>(shape[0]) * static_cast<double>(shape[1]) * static_cast<double>(shape[2]) *
+             static_cast<double>(shape[3]);
+    };
+    const double q = elements(p.q_shape()), kv = elements(p.kv_shape());  // q and dout; k and v
+    bytes += (2 * q + 2 * kv) * dtype_bytes(p.dtype) + kJsonBytesPerCase;
+  }
+  return bytes;
+}
+
+void check_export_space(const ExportSpec& spec, double needed, double available) {
+  if (needed <= available) return;
+  constexpr double kMiB = 1024.0 * 1024.0;
+  std::ostringstream why;
+  why << std::fixed << std::setprecision(1) << "export: the " << spec.cases << " cases need about "
+      << needed / kMiB << " MiB, but the file system of " << printable(spec.out) << " has "
+      << available / kMiB << " MiB free";
+  throw std::invalid_argument(why.str());
+}
+
 std::vector<ExportedCase> export_cases(const ExportSpec& spec) {
   if (spec.out.empty()) throw std::invalid_argument("export needs --out DIR");
   if (spec.cases < 1) throw std::invalid_argument("export needs --cases N (N >= 1)");
+  if (spec.cases > static_cast<std::uint64_t>(kMaxExportCases))
+    throw std::invalid_argument("export writes at most " + std::to_string(kMaxExportCases) + " cases, got " +
+                                std::to_string(spec.cases));
   if (spec.generator.dtypes.empty()) throw std::invalid_argument("no dtype to export");
   std::error_code ec;
   fs::create_directories(spec.out, ec);
   if (!fs::is_directory(spec.out, ec)) throw std::invalid_argument("cannot create directory '" + spec.out + "'");
+  const fs::space_info space = fs::space(spec.out, ec);
+  if (!ec) check_export_space(spec, export_bytes_estimate(spec), static_cast<double>(space.available));
   std::vector<ExportedCase> entries;
   std::map<std::string, std::size_t> first_of_directory;
   for (std::uint64_t index = 0; index < spec.cases; ++index) {
@@ -108,7 +139,7 @@ int run_export_command(Args a) {
     if (parse_generator_option(item, spec.generator, seed_given)) {
       continue;
     } else if (arg == "--cases") {
-      spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next()));
+      spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next(), kMaxExportCases));
     } else if (arg == "--masks") {
       const std::string_view v = item.next();
       if (v == "any") spec.masks = MaskRewrite::any;

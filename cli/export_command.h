@@ -32,11 +32,21 @@ struct ExportedCase {
   double logit_scale = 0;
 };
 
+// The most cases one export writes: each is a directory of input files, and a count beyond what
+// any disk holds would otherwise run until the disk is full.
+inline constexpr std::int64_t kMaxExportCases = 1'000'000;
+
+// The bytes the export's case directories will take (inputs and the JSON files, an upper estimate).
+double export_bytes_estimate(const ExportSpec& spec);
+// Throws std::invalid_argument (one line) when `needed` bytes exceed the `available` ones.
+void check_export_space(const ExportSpec& spec, double needed, double available);
+
 // The case `index` of the campaign with the spec's generator, after the mask rewrite.
 fuzz::FuzzCase exported_case(const ExportSpec& spec, std::uint64_t index);
 
 // Writes the case directories and OUT/index.json; returns the entries. Throws
-// std::invalid_argument (one line) for a spec that cannot run, std::runtime_error when a file
+// std::invalid_argument (one line) for a spec that cannot run (more than kMaxExportCases, more
+// bytes than OUT's file system has free), std::runtime_error when a file
 // cannot be written.
 std::vector<ExportedCase> export_cases(const ExportSpec& spec);
 

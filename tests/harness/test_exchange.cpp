@@ -119,6 +119,31 @@ class Exchange : public testing::Test {
   static inline std::vector<ExportedCase>* entries_ = nullptr;
 };
 
+// An export is bounded before it writes: a count beyond kMaxExportCases and more bytes than the
+// file system has free are refused with one line, and the estimate covers what is written.
+TEST_F(Exchange, ExportRefusesCountsAndSizesBeyondItsLimits) {
+  ExportSpec too_many = small_spec(scratch("too_many"));
+  too_many.cases = cli::kMaxExportCases + 1;
+  EXPECT_THROW(cli::export_cases(too_many), std::invalid_argument);
+  EXPECT_FALSE(fs::exists(too_many.out)) << "refused before any directory is made";
+
+  const ExportSpec spec = small_spec(root());
+  const double estimate = cli::export_bytes_estimate(spec);
+  std::uintmax_t written = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(root()))
+    if (entry.is_regular_file() && entry.path().parent_path().filename() != "fake-naive") written += entry.file_size();
+  EXPECT_GE(estimate, static_cast<double>(written)) << "the estimate is an upper bound of the export";
+  EXPECT_LE(estimate, 4.0 * static_cast<double>(written) + 8 * 4096.0) << "and not a wild one";
+  EXPECT_NO_THROW(cli::check_export_space(spec, estimate, estimate));
+  try {
+    cli::check_export_space(spec, estimate, estimate / 2);
+    ADD_FAILURE() << "an export larger than the free space was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MiB free"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+  }
+}
+
 TEST_F(Exchange, ExportWritesTheGeneratorsCasesAndTheirInputs) {
   const ExportSpec spec = small_spec(root());
   ASSERT_EQ(entries().size(), spec.cases);
