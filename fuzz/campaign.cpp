@@ -137,7 +137,7 @@ std::optional<Json> existing_campaign(const CampaignSpec& s) {
 // id, or (records written before ids existed) a pair or case this campaign does not have.
 std::string foreign_record(const CampaignSpec& s, const std::string& id, const Json& r) {
   const std::string refusal = "; " + s.out + "/cases.jsonl holds another campaign's records: use another --out";
-  if (const Json* theirs = r.find("campaign_id"); theirs && theirs->text != id)
+  if (const Json* theirs = r.find("campaign_id"); theirs && (theirs->type != Json::Type::string || theirs->text != id))
     return "a record of campaign " + shown(theirs->text) + ", not of this directory's campaign \"" + id + "\"" + refusal;
   const auto index = static_cast<std::uint64_t>(r.find("index")->integer());
   const std::string impl = r.find("impl")->text;
@@ -247,6 +247,8 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   const DirectoryLock lock(spec.out, progress_out);
   std::optional<Json> existing = existing_campaign(spec);
   const Json* known_id = existing ? existing->find("campaign_id") : nullptr;
+  if (known_id && known_id->type != Json::Type::string)
+    throw std::invalid_argument(spec.out + "/campaign.json: campaign_id is not a string; use another --out");
   const std::string campaign_id = known_id ? known_id->text : new_campaign_id();
   // The records are checked before campaign.json is written, so a refused directory is left as it was.
   ResultsLog log((fs::path(spec.out) / "cases.jsonl").string(),

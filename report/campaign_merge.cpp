@@ -108,7 +108,7 @@ void read_cases(const fs::path& dir, CampaignInput& input, std::set<RecordKey>& 
     try {
       const Json j = parse_json(line);
       if (const Json* theirs = j.type == Json::Type::object ? j.find("campaign_id") : nullptr;
-          id != nullptr && theirs != nullptr && theirs->text != id->text)
+          id != nullptr && theirs != nullptr && (theirs->type != id->type || theirs->text != id->text))
         throw std::invalid_argument("a record of campaign " + shown(theirs->text) + ", not of this directory's " +
                                     shown(id->text));
       FuzzRecord r = fuzz_record_from_json(j);

@@ -578,6 +578,25 @@ TEST(Campaign, RefusesRecordsOfAnotherCampaign) {
   fewer.shard = Shard{1, 2};
   refused(fewer, "not a case of this campaign's shard 1/2");
   refused(small_spec(other_seed, {"naive-flawed:mask-off-by-one"}, 4), "which this campaign does not run");
+  // An id that is not a string, in campaign.json and in the records alike: a number's text must not
+  // pose as the id.
+  const fs::path numeric = fresh_dir("numeric_id");
+  fs::create_directories(numeric);
+  const auto with_numeric_id = [](Json j) {
+    for (auto& [key, value] : j.members)
+      if (key == "campaign_id") value = parse_json("12345");
+    return j;
+  };
+  {
+    std::ifstream in(theirs / "cases.jsonl");
+    std::ofstream out(numeric / "cases.jsonl");
+    for (std::string line; std::getline(in, line);) out << to_json_text(with_numeric_id(parse_json(line)), true) << "\n";
+    std::ifstream meta(theirs / "campaign.json");
+    std::stringstream text;
+    text << meta.rdbuf();
+    std::ofstream(numeric / "campaign.json") << to_json_text(with_numeric_id(parse_json(text.str())), false) << "\n";
+  }
+  refused(small_spec(numeric, {"naive"}, 4), "campaign_id is not a string");
 }
 
 // A directory of a version without campaign ids resumes: its records are checked by their cases,

@@ -100,6 +100,22 @@ TEST(ReportInputs, SkipsTheRecordsOfAnotherCampaign) {
   EXPECT_EQ(text_at(results, {"records"}), "1");
 }
 
+// A record whose campaign_id is a number with the id's digits is not the campaign's record.
+TEST(ReportInputs, SkipsARecordWhoseIdIsNotAString) {
+  TempDir dir;
+  std::string ours = campaign_json("7", 0, 1);
+  ours.insert(ours.find('{') + 1, "\"campaign_id\": \"12345\", ");
+  std::string numeric = record_line(standard_record('A')), mine = record_line(standard_record('B'));
+  numeric.insert(numeric.find('{') + 1, "\"campaign_id\": 12345, ");
+  mine.insert(mine.find('{') + 1, "\"campaign_id\": \"12345\", ");
+  write_campaign(dir.path() / "mixed", ours, {numeric, mine});
+  const CommandResult r = run_report({dir / "mixed", "--out", dir / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("line 1: skipped: a record of campaign"), std::string::npos) << r.err;
+  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  EXPECT_EQ(text_at(results, {"records"}), "1");
+}
+
 TEST_F(BadInput, OutThatCannotBeCreated) {
   write_text(dir.path() / "a-file", "x");
   const fs::path under_file = dir.path() / "a-file" / "out";
