@@ -15,7 +15,7 @@
 namespace flashproof::properties {
 
 PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id,
-                         int max_success) {
+                         int max_success, std::optional<std::uint64_t> seed) {
   GenLimits limits = limits_for(impl, property.backward);
   if (property.max_work > 0) limits.max_work = std::min(limits.max_work, property.max_work);
   limits.min_seqlen = std::min(std::max(limits.min_seqlen, property.min_seqlen), limits.max_seqlen);
@@ -48,6 +48,7 @@ PropertyRun run_property(const Property& property, AttentionImpl& impl, const st
   metadata.description = std::string(property.name) + " on " + impl.name();
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   if (max_success > 0) params.maxSuccess = max_success;
+  if (seed) params.seed = *seed;
   const rc::detail::TestResult result = rc::detail::checkTestable(check, metadata, params);
   std::ostringstream message;
   rc::detail::printResultMessage(result, message);

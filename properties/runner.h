@@ -4,6 +4,7 @@
 // cases is a failure (SPEC.md: a property that ran zero cases fails).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -26,8 +27,9 @@ struct PropertyRun {
 // test_id names the run for RC_PARAMS="reproduce=..." (e.g. "differential/fa2"). A failing case is
 // saved as a case file (harness/case_file.h, naming the property) in $FLASHPROOF_CASE_DIR, by
 // default ./failed-cases, as <test_id with '/' replaced>.json.
-// max_success > 0 overrides RC_PARAMS's case count (the broken-variant tests search longer).
+// max_success > 0 overrides RC_PARAMS's case count (the broken-variant tests search longer); a
+// seed overrides RC_PARAMS's (the Python package's properties.run(seed=...)).
 PropertyRun run_property(const Property& property, AttentionImpl& impl, const std::string& test_id,
-                         int max_success = 0);
+                         int max_success = 0, std::optional<std::uint64_t> seed = std::nullopt);
 
 }  // namespace flashproof::properties

@@ -13,13 +13,36 @@ packages=(
   chromium                  # headless browser: tests/report renders the report's index.html
   fonts-dejavu-core         # a font for it
   clang libclang-rt-14-dev  # libFuzzer and its sanitizers: scripts/fuzz-parsers.sh
+  python3-dev python3-pip python3-venv  # the Python package (python/): headers, pip, venv
 )
+
+# The Python package (python/, pyproject.toml) and its tests, for the python3 on PATH: module name
+# to import -> pip package.
+python_modules=(nanobind:nanobind scikit_build_core:scikit-build-core numpy:numpy ml_dtypes:ml_dtypes pytest:pytest)
+
+install_python_packages() {
+  command -v python3 >/dev/null || { echo "install-deps: no python3; the Python package is skipped" >&2; return 0; }
+  local wanted=() entry
+  for entry in "${python_modules[@]}"; do
+    python3 -c "import ${entry%%:*}" 2>/dev/null || wanted+=("${entry#*:}")
+  done
+  [ ${#wanted[@]} -eq 0 ] && return 0
+  echo "install-deps: pip installing ${wanted[*]}"
+  local flags=(--quiet --disable-pip-version-check --root-user-action=ignore)
+  # A Debian-managed interpreter refuses pip without this (PEP 668); pyenv's or a venv's do not.
+  python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
+    && flags+=(--break-system-packages)
+  python3 -m pip install "${flags[@]}" "${wanted[@]}"
+}
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  install_python_packages
+  exit 0
+fi
 
 echo "install-deps: installing ${missing[*]}"
 as_root=()
@@ -30,4 +53,5 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq >/dev/null
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_python_packages
 echo "install-deps: done"

@@ -1,0 +1,12 @@
+"""flashproof: judge any attention implementation against a certified reference.
+
+The harness is the C++ one of `flashproof check` / `fuzz` / `replay` (module flashproof._core), so
+verdicts, bounds and case files are the same. See python/README.md.
+"""
+from ._api import CallableError, check, fuzz, implementations, replay
+from ._case import Case, CertifiedTensor, Reference, generate_case, read_case
+from ._params import Params
+from . import properties
+
+__all__ = ["Case", "CallableError", "CertifiedTensor", "Params", "Reference", "check", "fuzz", "generate_case",
+           "implementations", "properties", "read_case", "replay"]

@@ -1,0 +1,201 @@
+"""Cases: explicit ones, the fuzz campaign's generated ones, and case files; their inputs and
+their certified reference."""
+import collections
+import operator
+
+import numpy as np
+
+from . import _arrays, _core
+
+_INT64_MAX = 2**63 - 1
+_UINT64_MAX = 2**64 - 1
+
+CertifiedTensor = collections.namedtuple("CertifiedTensor", "value bound magnitude checked")
+CertifiedTensor.__doc__ = """A reference tensor: float64 values, each within `bound` of the exact result.
+
+magnitude: the size of the element's summands (the scale relative errors are measured against
+where sums cancel); checked: False where sampling left an element out (value NaN there)."""
+
+
+def _integer(name, value, low=0, high=_INT64_MAX):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+    value = operator.index(value)
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be in [{low}, {high}], got {value}")
+    return value
+
+
+def _window_side(name, value):
+    if value is None:
+        return -1
+    value = _integer(name, value, low=-_INT64_MAX)
+    return -1 if value < 0 else value
+
+
+class Reference:
+    """The certified reference of a case (what `check` judges against), per tensor."""
+
+    def __init__(self, raw, case):
+        shapes = {"o": case.q_shape, "lse": case.lse_shape, "dq": case.q_shape, "dk": case.kv_shape,
+                  "dv": case.kv_shape}
+        self.tensors = {}
+        for name, shape in shapes.items():
+            if name in raw:
+                value, bound, magnitude, checked = (np.frombuffer(b, dtype=np.float64).reshape(shape).copy()
+                                                    for b in raw[name])
+                self.tensors[name] = CertifiedTensor(value, bound, magnitude, checked != 0)
+        self.inputs_in_domain = raw["inputs_in_domain"]
+        self.domain_note = raw["domain_note"]
+
+    def __getattr__(self, name):
+        if name in ("o", "lse", "dq", "dk", "dv"):
+            return self.tensors.get(name)
+        raise AttributeError(name)
+
+
+class Case:
+    """One check case: problem, input distribution and seed (inputs are a pure function of them).
+
+    Case(seqlen_q=128, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
+         causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False)
+    seqlen_k defaults to seqlen_q, heads_kv to heads_q, scale to 1/sqrt(head_dim) in fp32 (a given
+    scale is rounded to fp32); window=(left, right) with None or -1 for an unbounded side.
+    """
+
+    def __init__(self, seqlen_q=128, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
+                 causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False):
+        seqlen_q = _integer("seqlen_q", seqlen_q)
+        seqlen_k = seqlen_q if seqlen_k is None else _integer("seqlen_k", seqlen_k)
+        heads_q = _integer("heads_q", heads_q)
+        heads_kv = heads_q if heads_kv is None else _integer("heads_kv", heads_kv)
+        if not isinstance(dtype, str):
+            raise TypeError(f"dtype must be a string (fp16, bf16, fp32), got {type(dtype).__name__}")
+        left, right = -1, -1
+        if window is not None:
+            if not isinstance(window, (tuple, list)) or len(window) != 2:
+                raise TypeError("window must be a (left, right) pair")
+            left, right = _window_side("window left", window[0]), _window_side("window right", window[1])
+        if causal:
+            if window is not None and right != 0:
+                raise ValueError(f"causal means a right window side of 0, but window gives {right}")
+            right = 0
+        if scale is not None:
+            if isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating, np.integer)):
+                raise TypeError(f"scale must be a number, got {type(scale).__name__}")
+            scale = float(np.float32(scale))
+        if not isinstance(distribution, str):
+            raise TypeError(f"distribution must be a string, got {type(distribution).__name__}")
+        self._box = _core.make_case(
+            batch=_integer("batch", batch), heads_q=heads_q, heads_kv=heads_kv, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
+            head_dim=_integer("head_dim", head_dim), dtype=dtype, window_left=left, window_right=right, scale=scale,
+            distribution=distribution, seed=_integer("seed", seed, high=_UINT64_MAX), backward=bool(backward))
+
+    @classmethod
+    def _wrap(cls, box):
+        case = cls.__new__(cls)
+        case._box = box
+        return case
+
+    def __getattr__(self, name):
+        if name in ("batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "dtype", "scale",
+                    "distribution", "seed", "backward", "kind", "note", "property", "impl"):
+            return getattr(self._box, name)
+        raise AttributeError(name)
+
+    @property
+    def window(self):
+        return (self._box.window_left, self._box.window_right)
+
+    @property
+    def causal(self):
+        return self.window == (-1, 0)
+
+    @property
+    def q_shape(self):
+        return (self.batch, self.seqlen_q, self.heads_q, self.head_dim)
+
+    @property
+    def kv_shape(self):
+        return (self.batch, self.seqlen_k, self.heads_kv, self.head_dim)
+
+    @property
+    def lse_shape(self):
+        return (self.batch, self.heads_q, self.seqlen_q)
+
+    def describe(self):
+        """One line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal normal seed 3 backward"."""
+        text = f"{self._box.describe()} {self.distribution} seed {self.seed}"
+        return text + (" backward" if self.backward else "")
+
+    def __str__(self):
+        return self.describe()
+
+    def __repr__(self):
+        return f"<flashproof.Case {self.describe()}>"
+
+    def with_backward(self, backward=True):
+        """The same case with the backward run (or not)."""
+        return Case._wrap(self._box.with_backward(bool(backward)))
+
+    def inputs(self, format="numpy", device=None):
+        """q, k, v, dout exactly as `check` feeds a kernel, in the problem's layout [b, s, h, d].
+
+        format: "numpy" (float16, bf16 as ml_dtypes.bfloat16 or else uint16 bit patterns, float32),
+        "torch" (torch.float16/bfloat16/float32, on device when given), "float32" (exact float32
+        values) or "bits" (uint16/uint32 bit patterns).
+        """
+        raw = _core.inputs(self._box)
+        shapes = {"q": self.q_shape, "k": self.kv_shape, "v": self.kv_shape, "dout": self.q_shape}
+        out = {}
+        for name, shape in shapes.items():
+            bits = _arrays.bits_array(raw[name], self.dtype, shape)
+            if format == "bits":
+                out[name] = bits
+            elif format == "float32":
+                out[name] = _arrays.exact_float32(bits, self.dtype)
+            elif format in ("numpy", "torch"):
+                out[name] = _arrays.to_user(bits, self.dtype, format, device)
+            else:
+                raise ValueError(f"format must be numpy, torch, float32 or bits, got {format!r}")
+        return out
+
+    def reference(self, backward=None, threads=0):
+        """The certified reference (values and bounds as float64 arrays) that `check` judges with.
+
+        backward: also dQ, dK, dV (default: the case's own setting).
+        """
+        backward = self.backward if backward is None else bool(backward)
+        return Reference(_core.reference(self._box, backward, _integer("threads", threads, high=4096)), self)
+
+    def save(self, path, note=""):
+        """Writes the case as a case file (`flashproof replay` / `flashproof.replay` re-run it)."""
+        _core.write_case_file(self._box, str(path), note)
+
+    def to_json(self, note=""):
+        return self._box.to_json(note)
+
+
+def generate_case(seed, index, dtype=None, backward=None, max_seqlen=512, max_work=2**21):
+    """Case `index` of the fuzz campaign with this seed (fuzz/case_generator.h): the same case
+    `flashproof fuzz --seed SEED` runs at that index with the same settings.
+
+    dtype: one dtype or a list (default fp16 and bf16, the campaign's); backward: None lets the
+    generator choose as a campaign over both directions does, True/False forces it.
+    """
+    if dtype is None:
+        dtypes = ["fp16", "bf16"]
+    elif isinstance(dtype, str):
+        dtypes = [dtype]
+    else:
+        dtypes = list(dtype)
+    direction = "both" if backward is None else ("backward" if backward else "forward")
+    box = _core.generate_case(_integer("seed", seed, high=_UINT64_MAX), _integer("index", index, high=_UINT64_MAX),
+                              dtypes, direction, _integer("max_seqlen", max_seqlen, low=1),
+                              _integer("max_work", max_work, low=1))
+    return Case._wrap(box)
+
+
+def read_case(path):
+    """A case file (with its saved check options and, for a property's failure, the property)."""
+    return Case._wrap(_core.read_case_file(str(path)))
