@@ -1,44 +1,24 @@
-// What a check may cost before it starts (docs/bad-input.md): a case past --max-work or
-// --max-memory is refused with one line (exit 2) instead of running for hours or meeting the OOM
-// killer. Estimates in double, so that no product of sizes overflows.
+// The command's limits on what a check may cost (docs/bad-input.md; the estimate:
+// harness/case_cost.h): a case past --max-work or --max-memory is refused with one line (exit 2).
 #pragma once
-
-#include <unistd.h>
 
 #include <cstdio>
 #include <string>
 
 #include "cli/args.h"
 #include "core/problem.h"
+#include "harness/case_cost.h"
 
 namespace flashproof::cli {
-
-// batch * heads_q * seqlen_q * seqlen_k * head_dim, the unit of fuzz's --max-work too: 2^36 is
-// minutes of reference time on a few cores.
-inline constexpr double kDefaultMaxWork = 68719476736.0;
-// Bytes per element of each tensor, every copy the check keeps included (inputs, outputs, the
-// naive baseline's, the reference's values, bounds and magnitudes, the rigorous bounds): an
-// over-estimate, so a refused case would not have fitted.
-inline constexpr double kBytesPerElement = 64;
 
 struct CaseLimits {
   double max_work = kDefaultMaxWork;
   double max_memory_gib = 0;  // 0: this machine's physical memory
 };
 
-inline double physical_memory_gib() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / (1 << 30) : 1e9;
-}
-
 // Throws UsageError (one line) when the case exceeds a limit.
 inline void check_case_limits(const Problem& p, bool backward, const CaseLimits& limits) {
-  const double b = static_cast<double>(p.batch), d = static_cast<double>(p.head_dim);
-  const double work = b * static_cast<double>(p.heads_q) * static_cast<double>(p.seqlen_q) *
-                      static_cast<double>(p.seqlen_k) * d;
-  const double q_like = b * static_cast<double>(p.seqlen_q) * static_cast<double>(p.heads_q) * d;  // Q, dO, O, dQ
-  const double kv_like = b * static_cast<double>(p.seqlen_k) * static_cast<double>(p.heads_kv) * d;  // K, V, dK, dV
-  const double gib = kBytesPerElement * (q_like * (backward ? 4 : 3) + kv_like * (backward ? 4 : 2)) / (1 << 30);
+  const auto [work, gib] = case_cost(p, backward);
   const double max_gib = limits.max_memory_gib > 0 ? limits.max_memory_gib : physical_memory_gib();
   char line[320];
   if (work > limits.max_work) {

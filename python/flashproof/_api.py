@@ -99,14 +99,17 @@ def _as_case(case):
 
 
 def check(forward, case, backward=None, *, model="flash", gqa="group_sum", tensors="numpy", device=None,
-          dtypes=None, reference="fast", threads=0, name="callable"):
+          dtypes=None, reference="fast", threads=0, name="callable", max_work=None, max_memory_gib=None):
     """Checks an implementation on one case; returns the record `flashproof check --json` prints.
 
     forward(q, k, v, params) -> (o, lse); backward(q, k, v, o, lse, dout, params) -> (dq, dk, dv),
     or forward as the name of a built-in implementation ("naive", "fa2", "fa1", ...). model and gqa
-    choose the arithmetic the rigorous bound assumes (core/attention_impl.h).
+    choose the arithmetic the rigorous bound assumes (core/attention_impl.h). A case costing more than
+    max_work multiply-adds (default 2^36) or max_memory_gib (default: this machine's memory) is
+    refused with ValueError before anything runs, as `flashproof check` refuses it.
     """
     case = _as_case(case)
+    _core.check_case_cost(case._box, case.backward, max_work, max_memory_gib)
     if case.backward and backward is None and not isinstance(forward, str):
         raise ValueError("the case runs the backward: give backward=... (or case.with_backward(False))")
     impl = _implementation(forward, backward, name, tensors, device, dtypes, model, gqa)
@@ -119,13 +122,14 @@ def check(forward, case, backward=None, *, model="flash", gqa="group_sum", tenso
 
 
 def replay(forward, file, backward=None, *, model="flash", gqa="group_sum", tensors="numpy", device=None,
-           threads=0):
+           threads=0, max_work=None, max_memory_gib=None):
     """Re-runs a saved case file on the implementation with its saved check options.
 
     A plain case gives check's record; a property's failure (properties.run, testing) gives
     {"property", "holds", "why"} for that property on the case.
     """
     case = read_case(file)
+    _core.check_case_cost(case._box, case.backward, max_work, max_memory_gib)
     if case.backward and backward is None and not isinstance(forward, str):
         raise ValueError(f"case file {file} runs the backward: give backward=...")
     impl = _implementation(forward, backward, case.impl.removeprefix("python:") or "callable", tensors, device,

@@ -166,6 +166,7 @@ class Case:
         backward: also dQ, dK, dV (default: the case's own setting).
         """
         backward = self.backward if backward is None else bool(backward)
+        _core.check_case_cost(self._box, backward, None, None)  # check's default limits
         return Reference(_core.reference(self._box, backward, _integer("threads", threads, high=4096)), self)
 
     def save(self, path, note=""):

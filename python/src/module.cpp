@@ -7,11 +7,13 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
 
 #include "fuzz/campaign.h"
+#include "harness/case_cost.h"
 #include "harness/case_file.h"
 #include "harness/check.h"
 #include "kernels/registry.h"
@@ -68,6 +70,33 @@ CaseBox make_case(std::int64_t batch, std::int64_t heads_q, std::int64_t heads_k
   box.c.backward = backward;
   box.c.impl = "";
   return box;
+}
+
+// The limits `flashproof check` applies (harness/case_cost.h), in the package's argument names: a
+// case past them raises one line instead of running for hours (with the GIL held) or meeting the
+// OOM killer.
+void check_case_cost(const CaseBox& b, bool backward, std::optional<double> max_work,
+                     std::optional<double> max_memory_gib) {
+  for (const auto& [name, v] : {std::pair{"max_work", max_work}, std::pair{"max_memory_gib", max_memory_gib}})
+    if (v && !(*v > 0 && *v < 1e300)) throw std::invalid_argument(std::string(name) + " must be a positive number");
+  const CaseCost cost = case_cost(b.c.problem, backward);
+  const double work_limit = max_work.value_or(kDefaultMaxWork);
+  const double memory_limit = max_memory_gib.value_or(physical_memory_gib());
+  char line[320];
+  if (cost.work > work_limit) {
+    std::snprintf(line, sizeof line,
+                  "the case needs %.3g multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim), more than "
+                  "max_work=%.3g; pass a larger max_work to run it",
+                  cost.work, work_limit);
+    throw std::invalid_argument(line);
+  }
+  if (cost.memory_gib > memory_limit) {
+    std::snprintf(line, sizeof line,
+                  "the case needs about %.3g GiB, more than max_memory_gib=%.3g (%s); pass a larger "
+                  "max_memory_gib to run it",
+                  cost.memory_gib, memory_limit, max_memory_gib ? "given" : "this machine's memory");
+    throw std::invalid_argument(line);
+  }
 }
 
 CaseBox generate(std::uint64_t seed, std::uint64_t index, const std::vector<std::string>& dtypes,
@@ -351,6 +380,7 @@ NB_MODULE(_core, m) {
   m.def("write_case_file", [](const CaseBox& b, const std::string& path, const std::string& note) {
     write_case_file(path, b.c, b.options, note, b.property);
   }, "case"_a, "path"_a, "note"_a = "");
+  m.def("check_case_cost", &check_case_cost, "case"_a, "backward"_a, "max_work"_a.none(), "max_memory_gib"_a.none());
   m.def("inputs", &inputs_of, "case"_a);
   m.def("reference", &reference_of, "case"_a, "backward"_a, "threads"_a);
   m.def("check", &check, "case"_a, "impl"_a, "use_saved_options"_a, "reference"_a, "threads"_a);

@@ -120,3 +120,28 @@ def test_bad_case_file(tmp_path):
     with pytest.raises(ValueError) as e:
         flashproof.replay(kernels.forward, bad)
     assert "bad.json" in one_line(e)
+
+
+# A case past check's cost limits is refused before anything runs (the callable would fail the test
+# if it were called), as `flashproof check` refuses it; a larger limit lets a small case through.
+def test_cost_limits():
+    def must_not_run(*args):
+        raise AssertionError("the callable ran")
+
+    huge = flashproof.Case(seqlen_q=2**20, seqlen_k=2**20, head_dim=256, heads_q=64)
+    with pytest.raises(ValueError) as e:
+        flashproof.check(must_not_run, huge)
+    assert "max_work" in one_line(e)
+    with pytest.raises(ValueError) as e:
+        huge.reference()
+    assert "max_work" in one_line(e)
+    with pytest.raises(ValueError) as e:
+        flashproof.check(must_not_run, CASE, max_work=10)
+    assert "more than max_work=10" in one_line(e)
+    with pytest.raises(ValueError) as e:
+        flashproof.check(must_not_run, CASE, max_memory_gib=1e-9)
+    assert "max_memory_gib" in one_line(e)
+    with pytest.raises(ValueError) as e:
+        flashproof.check(must_not_run, CASE, max_work=-1)
+    assert "positive" in one_line(e)
+    assert flashproof.check(kernels.forward, CASE, max_work=4 * 4 * 8)["verdict"] == "pass"

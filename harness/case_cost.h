@@ -1,0 +1,40 @@
+// What a check of a case costs before it starts, for the limits every front end applies (the
+// command's --max-work / --max-memory, cli/case_limits.h; the Python package's max_work /
+// max_memory_gib): a case past them is refused with one line instead of running for hours or
+// meeting the OOM killer. Estimates in double, so that no product of sizes overflows.
+#pragma once
+
+#include <unistd.h>
+
+#include "core/problem.h"
+
+namespace flashproof {
+
+// batch * heads_q * seqlen_q * seqlen_k * head_dim, the unit of fuzz's --max-work too: 2^36 is
+// minutes of reference time on a few cores.
+inline constexpr double kDefaultMaxWork = 68719476736.0;
+// Bytes per element of each tensor, every copy the check keeps included (inputs, outputs, the
+// naive baseline's, the reference's values, bounds and magnitudes, the rigorous bounds): an
+// over-estimate, so a refused case would not have fitted.
+inline constexpr double kCheckBytesPerElement = 64;
+
+struct CaseCost {
+  double work = 0;        // multiply-adds, as kDefaultMaxWork counts them
+  double memory_gib = 0;  // the check's memory, over-estimated
+};
+
+inline CaseCost case_cost(const Problem& p, bool backward) {
+  const double b = static_cast<double>(p.batch), d = static_cast<double>(p.head_dim);
+  const double work = b * static_cast<double>(p.heads_q) * static_cast<double>(p.seqlen_q) *
+                      static_cast<double>(p.seqlen_k) * d;
+  const double q_like = b * static_cast<double>(p.seqlen_q) * static_cast<double>(p.heads_q) * d;  // Q, dO, O, dQ
+  const double kv_like = b * static_cast<double>(p.seqlen_k) * static_cast<double>(p.heads_kv) * d;  // K, V, dK, dV
+  return {work, kCheckBytesPerElement * (q_like * (backward ? 4 : 3) + kv_like * (backward ? 4 : 2)) / (1 << 30)};
+}
+
+inline double physical_memory_gib() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / (1 << 30) : 1e9;
+}
+
+}  // namespace flashproof
