@@ -18,3 +18,13 @@
 #define FP_UNROLL
 #endif
 #endif
+
+// A loop left rolled: one that indexes no register array, where unrolling would only let the
+// compiler hoist its loads and raise register pressure.
+#ifndef FP_ROLLED
+#if defined(__CUDACC__)
+#define FP_ROLLED _Pragma("unroll 1")
+#else
+#define FP_ROLLED
+#endif
+#endif

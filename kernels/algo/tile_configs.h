@@ -36,16 +36,16 @@ inline constexpr int kHeadDimBuckets[] = {32, 64, 96, 128, 160, 192, 224, 256}; 
 inline constexpr int kFa1HeadDimBuckets[] = {64, 128, 256};
 
 inline constexpr TileConfig kTileConfigs[] = {
-    {"fa2", "forward", 32, 128, 128, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 64, 128, 128, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 96, 128, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 128, 128, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 160, 128, 32, 4, LoopOrder::keys_inner},
+    {"fa2", "forward", 32, 64, 128, 4, LoopOrder::keys_inner},
+    {"fa2", "forward", 64, 64, 128, 4, LoopOrder::keys_inner},
+    {"fa2", "forward", 96, 64, 64, 4, LoopOrder::keys_inner},
+    {"fa2", "forward", 128, 64, 64, 4, LoopOrder::keys_inner},
+    {"fa2", "forward", 160, 64, 32, 4, LoopOrder::keys_inner},
     {"fa2", "forward", 192, 64, 64, 4, LoopOrder::keys_inner},
     {"fa2", "forward", 224, 64, 64, 4, LoopOrder::keys_inner},
     {"fa2", "forward", 256, 64, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "backward", 32, 128, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 64, 128, 128, 8, LoopOrder::queries_inner},
+    {"fa2", "backward", 32, 64, 128, 8, LoopOrder::queries_inner},
+    {"fa2", "backward", 64, 64, 128, 8, LoopOrder::queries_inner},
     {"fa2", "backward", 96, 64, 128, 8, LoopOrder::queries_inner},
     {"fa2", "backward", 128, 64, 128, 8, LoopOrder::queries_inner},
     {"fa2", "backward", 160, 64, 64, 4, LoopOrder::queries_inner},
@@ -55,8 +55,8 @@ inline constexpr TileConfig kTileConfigs[] = {
     {"fa1", "forward", 64, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 128, 32, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 256, 16, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "backward", 64, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "backward", 128, 64, 64, 4, LoopOrder::queries_inner},
+    {"fa1", "backward", 64, 32, 64, 4, LoopOrder::queries_inner},
+    {"fa1", "backward", 128, 32, 64, 4, LoopOrder::queries_inner},
     {"fa1", "backward", 256, 64, 64, 4, LoopOrder::queries_inner},
     // Alternates: each differs from its shipped shape in block_m or block_n and mostly in both, and
     // in rows or keys per warp, so rows meet their keys in other blocks and other warps.

@@ -69,12 +69,14 @@ namespace host {
 MmaC mma_m16n8k16_lane(MmaTag tag, const MmaA& a, const MmaB& b, const MmaC& c);
 }  // namespace host
 
-// The per-lane operation every kernel calls. Asm is volatile so that the compiler neither drops nor
-// moves a warp-synchronous instruction into divergent code.
-FP_HOST_DEVICE inline MmaC mma_m16n8k16(MmaTag tag, const MmaA& a, const MmaB& b, const MmaC& c) {
+// The per-lane operation every kernel calls, for an input type known at compile time: each kernel
+// instantiation holds one tensor-core instruction kind and no dtype branch. Asm is volatile so that
+// the compiler neither drops nor moves a warp-synchronous instruction into divergent code.
+template <MmaTag kTag>
+FP_HOST_DEVICE inline MmaC mma_m16n8k16(const MmaA& a, const MmaB& b, const MmaC& c) {
 #if defined(__CUDA_ARCH__)
   MmaC d;
-  if (tag == MmaTag::bf16) {
+  if constexpr (kTag == MmaTag::bf16) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"
@@ -91,8 +93,14 @@ FP_HOST_DEVICE inline MmaC mma_m16n8k16(MmaTag tag, const MmaA& a, const MmaB& b
   }
   return d;
 #else
-  return host::mma_m16n8k16_lane(tag, a, b, c);
+  return host::mma_m16n8k16_lane(kTag, a, b, c);
 #endif
+}
+
+// The same with the input type chosen at run time (tests and sample kernels; the attention
+// kernels use the template).
+FP_HOST_DEVICE inline MmaC mma_m16n8k16(MmaTag tag, const MmaA& a, const MmaB& b, const MmaC& c) {
+  return tag == MmaTag::bf16 ? mma_m16n8k16<MmaTag::bf16>(a, b, c) : mma_m16n8k16<MmaTag::fp16>(a, b, c);
 }
 
 // ---- host model ----

@@ -13,7 +13,7 @@
 namespace flashproof::kernels::FP_TARGET {
 
 template <class Traits>
-__global__ void __launch_bounds__(Traits::kThreads) fa1_backward_kernel(FlashBackwardParams p) {
+__global__ void __launch_bounds__(Traits::kThreads, 1) fa1_backward_kernel(FlashBackwardParams p) {
   const int batch = static_cast<int>(blockIdx.x), kv_head = static_cast<int>(blockIdx.y);
   const int key_blocks = (p.shape.seqlen_k + Traits::kBlockN - 1) / Traits::kBlockN;
   for (int n_block = 0; n_block < key_blocks; ++n_block) {

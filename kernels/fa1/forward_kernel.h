@@ -28,9 +28,10 @@
 
 namespace flashproof::kernels::FP_TARGET {
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, arch::MmaTag kTag_>
 struct Fa1ForwardTraits {
   static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
+  static constexpr arch::MmaTag kTag = kTag_;  // the input type: one tensor-core instruction kind
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kKeysPerWarp = kBlockN / kWarps;
   static_assert(kKeysPerWarp % 16 == 0, "each warp's keys are whole k16 steps of P V");
@@ -38,6 +39,8 @@ struct Fa1ForwardTraits {
   static constexpr int kMTiles = kBlockM / 16;       // m16 tiles (every warp covers all rows)
   static constexpr int kSTiles = kKeysPerWarp / 8;   // n8 tiles of S per m16 tile
   static constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of the P V partial per m16 tile
+  // Tensor-core instructions per warp per query block: S = Q K^T over its keys, then its P V partial.
+  static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
   // Row stride of the P V partials in shared memory: 8 floats of padding put the 8 rows a warp
   // stores at once into distinct banks.
   static constexpr int kPartialStride = kHeadDim + 8;
@@ -50,7 +53,8 @@ struct Fa1ForwardTraits {
 };
 
 template <class Traits>
-__global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1ForwardParams p) {
+__global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1ForwardParams p) {
+  constexpr arch::MmaTag kTag = Traits::kTag;
   using QTile = typename Traits::QTile;
   using KvTile = typename Traits::KvTile;
   constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kWarps = Traits::kWarps;
@@ -94,6 +98,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
   const auto owned_from = [&](int m_block) { return m_block + ((split - m_block) % splits + splits) % splits; };
   const auto row_index = [&](int row) { return lse_index(s, batch, head, row); };
 
+  FP_UNROLL
   for (int n_block = 0; n_block < key_blocks; ++n_block) {
     const algo::BlockRange<int> queries = algo::query_blocks_for_key_block(g, n_block);
     const int first = owned_from(queries.begin);
@@ -132,22 +137,33 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
 
       // S = Q K^T over this warp's keys, in log2 units, masked; the warp's max per row.
       arch::MmaC score[kMTiles][kSTiles];
+      FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt)
+        FP_UNROLL
         for (int nt = 0; nt < kSTiles; ++nt)
+          FP_UNROLL
           for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
+      FP_ROLLED
       for (int k0 = 0; k0 < kHeadDim; k0 += 16) {
         arch::MmaA q_frag[kMTiles];
+        FP_UNROLL
         for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_tile, mt * 16, k0, lane);
+        FP_UNROLL
         for (int nt = 0; nt < kSTiles; ++nt) {
           const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_s, warp_key0 + nt * 8, k0, lane);
-          for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16(s.tag, q_frag[mt], k_frag, score[mt][nt]);
+          FP_UNROLL
+          for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
         }
       }
       const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
+      FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt) {
+        FP_UNROLL
         for (int h = 0; h < 2; ++h) {
           float warp_max = kNegInf;
+          FP_UNROLL
           for (int nt = 0; nt < kSTiles; ++nt) {
+            FP_UNROLL
             for (int c = 0; c < 2; ++c) {
               const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h + c);
               const int row = first_row + mt * 16 + at.row;
@@ -168,14 +184,19 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
 
       // Weights relative to the block's max (max over the warps, in warp order), the warp's row
       // sums, and its P V partial over its keys, P rounded to the input type.
+      FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt) {
+        FP_UNROLL
         for (int h = 0; h < 2; ++h) {
           const int local_row = mt * 16 + arch::mma_c_element(lane, 2 * h).row;
           float block_max = kNegInf;
+          FP_UNROLL
           for (int w = 0; w < kWarps; ++w) block_max = D::max(block_max, arch::smem_load(warp_max_s + w * kBlockM + local_row));
           const float offset = algo::exponent_offset(block_max);
           float warp_sum = 0.0f;
+          FP_UNROLL
           for (int nt = 0; nt < kSTiles; ++nt) {
+            FP_UNROLL
             for (int c = 0; c < 2; ++c) {
               const float w = algo::shifted_exp2(score[mt][nt].reg[2 * h + c], offset);
               score[mt][nt].reg[2 * h + c] = w;
@@ -188,16 +209,23 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
         }
       }
       arch::MmaC partial[kMTiles][kOTiles];
+      FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt)
+        FP_UNROLL
         for (int nt = 0; nt < kOTiles; ++nt)
+          FP_UNROLL
           for (int i = 0; i < 4; ++i) partial[mt][nt].reg[i] = 0.0f;
+      FP_UNROLL
       for (int kt = 0; kt < kSTiles / 2; ++kt) {
         arch::MmaA p_frag[kMTiles];
+        FP_UNROLL
         for (int mt = 0; mt < kMTiles; ++mt)
-          p_frag[mt] = tile::accumulators_as_a(s.tag, score[mt][2 * kt], score[mt][2 * kt + 1]);
+          p_frag[mt] = tile::accumulators_as_a<kTag>(score[mt][2 * kt], score[mt][2 * kt + 1]);
+        FP_UNROLL
         for (int nt = 0; nt < kOTiles; ++nt) {
           const arch::MmaB v_frag = tile::load_b_from_kn<KvTile>(v_s, nt * 8, warp_key0 + kt * 16, lane);
-          for (int mt = 0; mt < kMTiles; ++mt) partial[mt][nt] = arch::mma_m16n8k16(s.tag, p_frag[mt], v_frag, partial[mt][nt]);
+          FP_UNROLL
+          for (int mt = 0; mt < kMTiles; ++mt) partial[mt][nt] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag, partial[mt][nt]);
         }
       }
       float* my_partial = partial_s + warp * kBlockM * kStride;
@@ -205,6 +233,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
       for (int mt = 0; mt < kMTiles; ++mt) {
         FP_UNROLL
         for (int nt = 0; nt < kOTiles; ++nt) {
+          FP_UNROLL
           for (int i = 0; i < 4; ++i) {
             const arch::MatrixCoord at = arch::mma_c_element(lane, i);
             arch::smem_store(my_partial + (mt * 16 + at.row) * kStride + nt * 8 + at.col, partial[mt][nt].reg[i]);
@@ -217,6 +246,7 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
       // the LSE) goes back to global memory, the coefficients to shared memory for the O update.
       for (int i = tid; i < kBlockM; i += kThreads) {
         float block_max = kNegInf, block_sum = 0.0f;
+        FP_UNROLL
         for (int w = 0; w < kWarps; ++w) {
           block_max = D::max(block_max, arch::smem_load(warp_max_s + w * kBlockM + i));
           block_sum += arch::smem_load(warp_sum_s + w * kBlockM + i);
@@ -243,12 +273,13 @@ __global__ void __launch_bounds__(Traits::kThreads) fa1_forward_kernel(Fa1Forwar
         const int i = e / kHeadDim, col = e % kHeadDim, row = first_row + i;
         if (row >= s.seqlen_q || col >= s.head_dim) continue;
         float pv = 0.0f;
+        FP_UNROLL
         for (int w = 0; w < kWarps; ++w) pv += arch::smem_load(partial_s + (w * kBlockM + i) * kStride + col);
         float* accum = p.o_accum + row_index(row) * s.head_dim + col;
         const float old = first_visit ? 0.0f : *accum;
         const float o = D::mul(arch::smem_load(coef_old_s + i), old) + D::mul(arch::smem_load(coef_block_s + i), pv);
         if (last_visit)
-          p.o.at(batch, row, head)[col] = arch::float_to_bits16(s.tag, o);
+          p.o.at(batch, row, head)[col] = arch::float_to_bits16<kTag>(o);
         else
           *accum = o;
       }

@@ -1,6 +1,7 @@
-// The instantiations of the FA1 kernels, one forward and one backward per tile set and FA1 head-dim
-// bucket (kFa1HeadDimBuckets) with the tile shape of kernels/algo/tile_configs.h; the dtype is a
-// run-time argument of the mma. Included once per target (fa1_emulated.cpp, fa1_gpu.cu).
+// The instantiations of the FA1 kernels, one forward and one backward per tile set, FA1 head-dim
+// bucket (kFa1HeadDimBuckets, with the tile shape of kernels/algo/tile_configs.h) and input type
+// (fp16, bf16: one tensor-core instruction kind per kernel). Included once per target
+// (fa1_emulated.cpp, fa1_gpu.cu).
 // FLASHPROOF_FA1_BUCKETS (a bit per bucket, from CMake's FLASHPROOF_FA1_HEAD_DIMS) narrows the set.
 #pragma once
 
@@ -16,14 +17,14 @@
 
 namespace flashproof::kernels::FP_TARGET {
 
-template <int kBucket, algo::TileSet kSet>
+template <int kBucket, algo::TileSet kSet, arch::MmaTag kTag>
 using Fa1ForwardFor = Fa1ForwardTraits<kBucket, algo::tile_config("fa1", "forward", kBucket, kSet).block_m,
                                        algo::tile_config("fa1", "forward", kBucket, kSet).block_n,
-                                       algo::tile_config("fa1", "forward", kBucket, kSet).warps>;
-template <int kBucket, algo::TileSet kSet>
+                                       algo::tile_config("fa1", "forward", kBucket, kSet).warps, kTag>;
+template <int kBucket, algo::TileSet kSet, arch::MmaTag kTag>
 using Fa1BackwardFor = FlashBackwardTraits<kBucket, algo::tile_config("fa1", "backward", kBucket, kSet).block_m,
                                            algo::tile_config("fa1", "backward", kBucket, kSet).block_n,
-                                           algo::tile_config("fa1", "backward", kBucket, kSet).warps>;
+                                           algo::tile_config("fa1", "backward", kBucket, kSet).warps, kTag>;
 
 // flash::dispatch_bucket's launcher for the FA1 kernels (bucket_dispatch.h).
 template <bool kBackward>
@@ -33,12 +34,12 @@ struct Fa1Launcher {
       if (algo::kFa1HeadDimBuckets[i] == bucket) return ((FLASHPROOF_FA1_BUCKETS >> i) & 1) != 0;
     return false;
   }
-  template <int kBucket, algo::TileSet kSet, class Params>
+  template <int kBucket, algo::TileSet kSet, arch::MmaTag kTag, class Params>
   static void run(const Params& p) {
     if constexpr (kBackward)
-      launch_fa1_backward<Fa1BackwardFor<kBucket, kSet>>(p);
+      launch_fa1_backward<Fa1BackwardFor<kBucket, kSet, kTag>>(p);
     else
-      launch_fa1_forward<Fa1ForwardFor<kBucket, kSet>>(p);
+      launch_fa1_forward<Fa1ForwardFor<kBucket, kSet, kTag>>(p);
   }
 };
 

@@ -9,7 +9,7 @@
 namespace flashproof::kernels::FP_TARGET {
 
 template <class Traits>
-__global__ void __launch_bounds__(Traits::kThreads) fa2_backward_kernel(FlashBackwardParams p) {
+__global__ void __launch_bounds__(Traits::kThreads, 1) fa2_backward_kernel(FlashBackwardParams p) {
   backward_key_block<Traits>(p, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z),
                              static_cast<int>(blockIdx.x));
 }

@@ -22,9 +22,10 @@
 
 namespace flashproof::kernels::FP_TARGET {
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, arch::MmaTag kTag_>
 struct Fa2ForwardTraits {
   static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
+  static constexpr arch::MmaTag kTag = kTag_;  // the input type: one tensor-core instruction kind
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kRowsPerWarp = kBlockM / kWarps;
   static_assert(kRowsPerWarp % 16 == 0, "each warp owns whole m16 tiles");
@@ -34,12 +35,15 @@ struct Fa2ForwardTraits {
   static constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of O per m16 tile
   using QTile = tile::SmemTile<kBlockM, kHeadDim>;
   using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
+  // Tensor-core instructions per warp per key block: S = Q K^T, then P V.
+  static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
   // Q, then K[2], then V[2] (double buffered).
   static constexpr std::size_t kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
 };
 
 template <class Traits>
-__global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2ForwardParams p) {
+__global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2ForwardParams p) {
+  constexpr arch::MmaTag kTag = Traits::kTag;
   using QTile = typename Traits::QTile;
   using KvTile = typename Traits::KvTile;
   constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kMTiles = Traits::kMTiles;
@@ -82,9 +86,13 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
   // row sum (its columns only), reduced over the 4 lanes of the row at the end.
   float row_max[kMTiles][2], row_sum[kMTiles][2];
   arch::MmaC acc[kMTiles][kOTiles];
+  FP_UNROLL
   for (int mt = 0; mt < kMTiles; ++mt) {
+    FP_UNROLL
     for (int h = 0; h < 2; ++h) row_max[mt][h] = kNegInf, row_sum[mt][h] = 0.0f;
+    FP_UNROLL
     for (int nt = 0; nt < kOTiles; ++nt)
+      FP_UNROLL
       for (int i = 0; i < 4; ++i) acc[mt][nt].reg[i] = 0.0f;
   }
   const int warp_row0 = warp * Traits::kRowsPerWarp;
@@ -104,24 +112,35 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
 
     // S = Q K^T for this warp's rows.
     arch::MmaC score[kMTiles][kSTiles];
+    FP_UNROLL
     for (int mt = 0; mt < kMTiles; ++mt)
+      FP_UNROLL
       for (int nt = 0; nt < kSTiles; ++nt)
+        FP_UNROLL
         for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
+    FP_ROLLED
     for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
       arch::MmaA q_frag[kMTiles];
+      FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_s, warp_row0 + mt * 16, k0, lane);
+      FP_UNROLL
       for (int nt = 0; nt < kSTiles; ++nt) {
         const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_tile, nt * 8, k0, lane);
-        for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16(s.tag, q_frag[mt], k_frag, score[mt][nt]);
+        FP_UNROLL
+        for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
       }
     }
 
     // Scale to log2 units (each product rounded on its own), mask, and take the FA2 step per row.
     const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
+    FP_UNROLL
     for (int mt = 0; mt < kMTiles; ++mt) {
+      FP_UNROLL
       for (int h = 0; h < 2; ++h) {
         float block_max = kNegInf;
+        FP_UNROLL
         for (int nt = 0; nt < kSTiles; ++nt) {
+          FP_UNROLL
           for (int c = 0; c < 2; ++c) {
             const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h + c);
             const int row = first_row + warp_row0 + mt * 16 + at.row;
@@ -137,7 +156,9 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
         const algo::Fa2Rescale<float> r = algo::fa2_rescale(row_max[mt][h], block_max);
         row_max[mt][h] = r.max;
         float block_sum = 0.0f;
+        FP_UNROLL
         for (int nt = 0; nt < kSTiles; ++nt) {
+          FP_UNROLL
           for (int c = 0; c < 2; ++c) {
             const float w = algo::shifted_exp2(score[mt][nt].reg[2 * h + c], r.offset);
             score[mt][nt].reg[2 * h + c] = w;
@@ -146,19 +167,25 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
         }
         row_sum[mt][h] = algo::rescale_accumulate(row_sum[mt][h], r.factor, block_sum);
         // rescale_accumulate's rescale half (algo::rescale); the mma below adds the block's P V.
+        FP_UNROLL
         for (int nt = 0; nt < kOTiles; ++nt)
+          FP_UNROLL
           for (int c = 0; c < 2; ++c) acc[mt][nt].reg[2 * h + c] = algo::rescale(acc[mt][nt].reg[2 * h + c], r.factor);
       }
     }
 
     // acc += P V, P rounded to the input type as the A operand.
+    FP_UNROLL
     for (int kt = 0; kt < kSTiles / 2; ++kt) {
       arch::MmaA p_frag[kMTiles];
+      FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt)
-        p_frag[mt] = tile::accumulators_as_a(s.tag, score[mt][2 * kt], score[mt][2 * kt + 1]);
+        p_frag[mt] = tile::accumulators_as_a<kTag>(score[mt][2 * kt], score[mt][2 * kt + 1]);
+      FP_UNROLL
       for (int nt = 0; nt < kOTiles; ++nt) {
         const arch::MmaB v_frag = tile::load_b_from_kn<KvTile>(v_tile, nt * 8, kt * 16, lane);
-        for (int mt = 0; mt < kMTiles; ++mt) acc[mt][nt] = arch::mma_m16n8k16(s.tag, p_frag[mt], v_frag, acc[mt][nt]);
+        FP_UNROLL
+        for (int mt = 0; mt < kMTiles; ++mt) acc[mt][nt] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag, acc[mt][nt]);
       }
     }
     __syncthreads();  // every warp is done with this buffer before the next prefetch overwrites it
@@ -167,7 +194,9 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
 
   // Epilogue: l over the row's 4 lanes, O = acc / l, LSE; rows without a visible key get 0 / +inf.
   const float ln2 = 0.693147180559945309f;
+  FP_UNROLL
   for (int mt = 0; mt < kMTiles; ++mt) {
+    FP_UNROLL
     for (int h = 0; h < 2; ++h) {
       float l = row_sum[mt][h];
       l += arch::shfl_xor(l, 1);
@@ -176,11 +205,13 @@ __global__ void __launch_bounds__(Traits::kThreads) fa2_forward_kernel(Fa2Forwar
       const int row = first_row + warp_row0 + mt * 16 + arch::mma_c_element(lane, 2 * h).row;
       if (row >= s.seqlen_q) continue;
       std::uint16_t* o_row = p.o.at(batch, row, head);
+      FP_UNROLL
       for (int nt = 0; nt < kOTiles; ++nt) {
         const int col = nt * 8 + arch::mma_c_element(lane, 2 * h).col;  // even; head_dim is a multiple of 8
         if (col >= s.head_dim) continue;
+        FP_UNROLL
         for (int c = 0; c < 2; ++c)
-          o_row[col + c] = arch::float_to_bits16(s.tag, D::mul(acc[mt][nt].reg[2 * h + c], out.inv_sum));
+          o_row[col + c] = arch::float_to_bits16<kTag>(D::mul(acc[mt][nt].reg[2 * h + c], out.inv_sum));
       }
       if (lane % 4 == 0) p.lse[lse_index(s, batch, head, row)] = out.lse;
     }

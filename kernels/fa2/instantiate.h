@@ -1,7 +1,8 @@
-// The instantiations of the FA2 kernels, one forward and one backward per tile set and head-dim bucket
-// with the tile shape of kernels/algo/tile_configs.h; the dtype is a run-time argument of the mma.
-// Included once per target (fa2_emulated.cpp, fa2_gpu.cu). FLASHPROOF_FA2_BUCKETS (a bit per entry
-// of kHeadDimBuckets, set by CMake's FLASHPROOF_FA2_HEAD_DIMS) narrows the set for quick builds.
+// The instantiations of the FA2 kernels, one forward and one backward per tile set, head-dim bucket
+// (with the tile shape of kernels/algo/tile_configs.h) and input type (fp16, bf16: one tensor-core
+// instruction kind per kernel). Included once per target (fa2_emulated.cpp, fa2_gpu.cu).
+// FLASHPROOF_FA2_BUCKETS (a bit per entry of kHeadDimBuckets, set by CMake's FLASHPROOF_FA2_HEAD_DIMS)
+// narrows the set for quick builds.
 #pragma once
 
 #include "kernels/algo/tile_configs.h"
@@ -16,14 +17,14 @@
 
 namespace flashproof::kernels::FP_TARGET {
 
-template <int kBucket, algo::TileSet kSet>
+template <int kBucket, algo::TileSet kSet, arch::MmaTag kTag>
 using Fa2ForwardFor = Fa2ForwardTraits<kBucket, algo::tile_config("fa2", "forward", kBucket, kSet).block_m,
                                        algo::tile_config("fa2", "forward", kBucket, kSet).block_n,
-                                       algo::tile_config("fa2", "forward", kBucket, kSet).warps>;
-template <int kBucket, algo::TileSet kSet>
+                                       algo::tile_config("fa2", "forward", kBucket, kSet).warps, kTag>;
+template <int kBucket, algo::TileSet kSet, arch::MmaTag kTag>
 using Fa2BackwardFor = FlashBackwardTraits<kBucket, algo::tile_config("fa2", "backward", kBucket, kSet).block_m,
                                            algo::tile_config("fa2", "backward", kBucket, kSet).block_n,
-                                           algo::tile_config("fa2", "backward", kBucket, kSet).warps>;
+                                           algo::tile_config("fa2", "backward", kBucket, kSet).warps, kTag>;
 
 // flash::dispatch_bucket's launcher for the FA2 kernels (bucket_dispatch.h).
 template <bool kBackward>
@@ -33,12 +34,12 @@ struct Fa2Launcher {
       if (algo::kHeadDimBuckets[i] == bucket) return ((FLASHPROOF_FA2_BUCKETS >> i) & 1) != 0;
     return false;
   }
-  template <int kBucket, algo::TileSet kSet, class Params>
+  template <int kBucket, algo::TileSet kSet, arch::MmaTag kTag, class Params>
   static void run(const Params& p) {
     if constexpr (kBackward)
-      launch_fa2_backward<Fa2BackwardFor<kBucket, kSet>>(p);
+      launch_fa2_backward<Fa2BackwardFor<kBucket, kSet, kTag>>(p);
     else
-      launch_fa2_forward<Fa2ForwardFor<kBucket, kSet>>(p);
+      launch_fa2_forward<Fa2ForwardFor<kBucket, kSet, kTag>>(p);
   }
 };
 

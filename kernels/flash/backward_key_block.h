@@ -29,9 +29,10 @@
 
 namespace flashproof::kernels::FP_TARGET {
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, arch::MmaTag kTag_>
 struct FlashBackwardTraits {
   static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
+  static constexpr arch::MmaTag kTag = kTag_;  // the input type: one tensor-core instruction kind
   static constexpr int kThreads = kWarps * 32;
   static_assert(kBlockN == 16 * kWarps, "each warp owns 16 keys");
   static_assert(kBlockM % 32 == 0 && kHeadDim % 32 == 0);
@@ -41,6 +42,10 @@ struct FlashBackwardTraits {
   static constexpr int kDqSplit = kWarps > kBlockM / 16 ? kWarps / (kBlockM / 16) : 1;
   static_assert(kOTiles % kDqSplit == 0);
   static constexpr int kDqItems = (kBlockM / 16) * kDqSplit;
+  // Tensor-core instructions per query block for the busiest warp: S^T and dP^T, dV and dK, and its
+  // share of dQ (items warp, warp + kWarps, ...).
+  static constexpr int kMmasPerStep = 2 * kQTiles * (kHeadDim / 16) + 2 * (kQTiles / 2) * kOTiles +
+                                      (kDqItems + kWarps - 1) / kWarps * (kBlockN / 16) * (kOTiles / kDqSplit);
   using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
   using QTile = tile::SmemTile<kBlockM, kHeadDim>;
   using DsTile = tile::SmemTile<kBlockN, kBlockM>;  // dS^T, [key][query]
@@ -58,8 +63,9 @@ FP_HOST_DEVICE inline float* dq_accum_row(const FlashBackwardParams& p, int spli
 }
 
 // Grid (ceil(seqlen_q / 128), batch, heads_q), one thread per query row.
-template <class Traits>  // a template only so that FA1 and FA2 can both include it (one definition each)
+template <class Traits>  // for its input type (and so that FA1 and FA2 can both include it)
 __global__ void backward_preprocess_kernel(FlashBackwardParams p) {
+  constexpr arch::MmaTag kTag = Traits::kTag;
   const FlashShape& s = p.shape;
   const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int batch = static_cast<int>(blockIdx.y), head = static_cast<int>(blockIdx.z);
@@ -68,7 +74,7 @@ __global__ void backward_preprocess_kernel(FlashBackwardParams p) {
   const std::uint16_t* dout = p.dout.at(batch, row, head);
   float dot = 0.0f;
   for (int c = 0; c < s.head_dim; ++c)
-    dot = algo::row_dot_step(dot, arch::bits16_to_float(s.tag, dout[c]), arch::bits16_to_float(s.tag, o[c]));
+    dot = algo::row_dot_step(dot, arch::bits16_to_float<kTag>(dout[c]), arch::bits16_to_float<kTag>(o[c]));
   p.row_dot[lse_index(s, batch, head, row)] = dot;
   if (p.dq_mode != DqAccumulation::slices) {
     float* accum = dq_accum_row(p, 0, batch, row, head);
@@ -83,6 +89,7 @@ __global__ void backward_preprocess_kernel(FlashBackwardParams p) {
 // it again in the same block separate the calls with a barrier.
 template <class Traits>
 __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int kv_head, int n_block) {
+  constexpr arch::MmaTag kTag = Traits::kTag;
   using KvTile = typename Traits::KvTile;
   using QTile = typename Traits::QTile;
   using DsTile = typename Traits::DsTile;
@@ -118,7 +125,9 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
   arch::cp_async_commit();
 
   arch::MmaC acc_dk[kOTiles], acc_dv[kOTiles];
+  FP_UNROLL
   for (int nt = 0; nt < kOTiles; ++nt)
+    FP_UNROLL
     for (int i = 0; i < 4; ++i) acc_dk[nt].reg[i] = 0.0f, acc_dv[nt].reg[i] = 0.0f;
   const float log2e = 1.44269504088896340736f;
 
@@ -144,20 +153,26 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
 
       // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys.
       arch::MmaC score[kQTiles], dprob[kQTiles];
+      FP_UNROLL
       for (int nt = 0; nt < kQTiles; ++nt)
+        FP_UNROLL
         for (int i = 0; i < 4; ++i) score[nt].reg[i] = 0.0f, dprob[nt].reg[i] = 0.0f;
+      FP_ROLLED
       for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
         const arch::MmaA k_frag = tile::load_a<KvTile>(k_s, warp_key0, k0, lane);
         const arch::MmaA v_frag = tile::load_a<KvTile>(v_s, warp_key0, k0, lane);
+        FP_UNROLL
         for (int nt = 0; nt < kQTiles; ++nt) {
-          score[nt] = arch::mma_m16n8k16(s.tag, k_frag, tile::load_b_from_nk<QTile>(q_s, nt * 8, k0, lane), score[nt]);
-          dprob[nt] = arch::mma_m16n8k16(s.tag, v_frag, tile::load_b_from_nk<QTile>(do_s, nt * 8, k0, lane), dprob[nt]);
+          score[nt] = arch::mma_m16n8k16<kTag>(k_frag, tile::load_b_from_nk<QTile>(q_s, nt * 8, k0, lane), score[nt]);
+          dprob[nt] = arch::mma_m16n8k16<kTag>(v_frag, tile::load_b_from_nk<QTile>(do_s, nt * 8, k0, lane), dprob[nt]);
         }
       }
 
       // P^T recomputed from the LSE, dS^T = P^T * (dP^T - D); masked pairs get P = 0, dS = 0.
       const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
+      FP_UNROLL
       for (int nt = 0; nt < kQTiles; ++nt) {
+        FP_UNROLL
         for (int i = 0; i < 4; ++i) {
           const arch::MatrixCoord at = arch::mma_c_element(lane, i);
           const int key = first_key + warp_key0 + at.row, local_row = nt * 8 + at.col;
@@ -171,20 +186,24 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
       }
 
       // dV += P^T dO and dK += dS^T Q (query rows are the reduction dimension).
+      FP_UNROLL
       for (int kt = 0; kt < kQTiles / 2; ++kt) {
-        const arch::MmaA p_frag = tile::accumulators_as_a(s.tag, score[2 * kt], score[2 * kt + 1]);
-        const arch::MmaA ds_frag = tile::accumulators_as_a(s.tag, dprob[2 * kt], dprob[2 * kt + 1]);
+        const arch::MmaA p_frag = tile::accumulators_as_a<kTag>(score[2 * kt], score[2 * kt + 1]);
+        const arch::MmaA ds_frag = tile::accumulators_as_a<kTag>(dprob[2 * kt], dprob[2 * kt + 1]);
+        FP_UNROLL
         for (int nt = 0; nt < kOTiles; ++nt) {
-          acc_dv[nt] = arch::mma_m16n8k16(s.tag, p_frag, tile::load_b_from_kn<QTile>(do_s, nt * 8, kt * 16, lane), acc_dv[nt]);
-          acc_dk[nt] = arch::mma_m16n8k16(s.tag, ds_frag, tile::load_b_from_kn<QTile>(q_s, nt * 8, kt * 16, lane), acc_dk[nt]);
+          acc_dv[nt] = arch::mma_m16n8k16<kTag>(p_frag, tile::load_b_from_kn<QTile>(do_s, nt * 8, kt * 16, lane), acc_dv[nt]);
+          acc_dk[nt] = arch::mma_m16n8k16<kTag>(ds_frag, tile::load_b_from_kn<QTile>(q_s, nt * 8, kt * 16, lane), acc_dk[nt]);
         }
       }
 
       // dS^T to shared memory, rounded as in the dK product, for dQ.
+      FP_UNROLL
       for (int nt = 0; nt < kQTiles; ++nt) {
+        FP_UNROLL
         for (int h = 0; h < 2; ++h) {
           const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h);
-          const std::uint32_t pair = arch::pack_rounded(s.tag, dprob[nt].reg[2 * h], dprob[nt].reg[2 * h + 1]);
+          const std::uint32_t pair = arch::pack_rounded<kTag>(dprob[nt].reg[2 * h], dprob[nt].reg[2 * h + 1]);
           arch::smem_store(reinterpret_cast<std::uint32_t*>(ds_s + DsTile::offset(warp_key0 + at.row, nt * 8 + at.col)),
                            pair);
         }
@@ -197,18 +216,24 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
       for (int item = warp; item < Traits::kDqItems; item += Traits::kWarps) {
         const int mt = item / Traits::kDqSplit, nt0 = (item % Traits::kDqSplit) * kTilesPerItem;
         arch::MmaC dq[kTilesPerItem];
+        FP_UNROLL
         for (int j = 0; j < kTilesPerItem; ++j)
+          FP_UNROLL
           for (int i = 0; i < 4; ++i) dq[j].reg[i] = 0.0f;
+        FP_ROLLED
         for (int kt = 0; kt < kBlockN / 16; ++kt) {
           const arch::MmaA ds_frag = tile::load_a_transposed<DsTile>(ds_s, mt * 16, kt * 16, lane);
+          FP_UNROLL
           for (int j = 0; j < kTilesPerItem; ++j)
-            dq[j] = arch::mma_m16n8k16(s.tag, ds_frag, tile::load_b_from_kn<KvTile>(k_s, (nt0 + j) * 8, kt * 16, lane), dq[j]);
+            dq[j] = arch::mma_m16n8k16<kTag>(ds_frag, tile::load_b_from_kn<KvTile>(k_s, (nt0 + j) * 8, kt * 16, lane), dq[j]);
         }
+        FP_UNROLL
         for (int i = 0; i < 4; ++i) {
           const arch::MatrixCoord at = arch::mma_c_element(lane, i);
           const int row = first_row + mt * 16 + at.row;
           if (row >= s.seqlen_q) continue;
           float* accum = dq_accum_row(p, split, batch, row, head);
+          FP_UNROLL
           for (int j = 0; j < kTilesPerItem; ++j) {
             const int col = (nt0 + j) * 8 + at.col;
             if (col >= s.head_dim) continue;
@@ -225,13 +250,15 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
   }
   arch::cp_async_wait<0>();  // the K/V copy, when no query block was visited
 
+  FP_UNROLL
   for (int nt = 0; nt < kOTiles; ++nt) {
+    FP_UNROLL
     for (int i = 0; i < 4; ++i) {
       const arch::MatrixCoord at = arch::mma_c_element(lane, i);
       const int key = first_key + warp_key0 + at.row, col = nt * 8 + at.col;
       if (key >= s.seqlen_k || col >= s.head_dim) continue;
-      p.dk.at(batch, key, kv_head)[col] = arch::float_to_bits16(s.tag, D::mul(acc_dk[nt].reg[i], s.softmax_scale));
-      p.dv.at(batch, key, kv_head)[col] = arch::float_to_bits16(s.tag, acc_dv[nt].reg[i]);
+      p.dk.at(batch, key, kv_head)[col] = arch::float_to_bits16<kTag>(D::mul(acc_dk[nt].reg[i], s.softmax_scale));
+      p.dv.at(batch, key, kv_head)[col] = arch::float_to_bits16<kTag>(acc_dv[nt].reg[i]);
     }
   }
 }
@@ -240,6 +267,7 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
 // kernel's: in deterministic mode it names the slices that hold a row's contributions.
 template <class Traits>
 __global__ void backward_convert_kernel(FlashBackwardParams p) {
+  constexpr arch::MmaTag kTag = Traits::kTag;
   const FlashShape& s = p.shape;
   const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int batch = static_cast<int>(blockIdx.y), head = static_cast<int>(blockIdx.z);
@@ -254,7 +282,7 @@ __global__ void backward_convert_kernel(FlashBackwardParams p) {
   for (int c = 0; c < s.head_dim; ++c) {
     float sum = 0.0f;
     for (int split = splits.begin; split < splits.end; ++split) sum += dq_accum_row(p, split, batch, row, head)[c];
-    dq[c] = arch::float_to_bits16(s.tag, algo::Domain<float>::mul(sum, s.softmax_scale));
+    dq[c] = arch::float_to_bits16<kTag>(algo::Domain<float>::mul(sum, s.softmax_scale));
   }
 }
 

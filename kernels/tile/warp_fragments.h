@@ -51,12 +51,13 @@ FP_HOST_DEVICE arch::MmaB load_b_from_kn(const std::uint16_t* smem, int n0, int 
 // The A operand (16 x 16) holding the accumulator tiles `left` (columns 0-7) and `right` (8-15),
 // rounded to the input type: a C fragment's (row g, columns 2t, 2t+1) and (row g + 8, ...) are
 // exactly the A fragment's registers 0 and 1 (left) or 2 and 3 (right).
-FP_HOST_DEVICE inline arch::MmaA accumulators_as_a(arch::MmaTag tag, const arch::MmaC& left, const arch::MmaC& right) {
+template <arch::MmaTag kTag>
+FP_HOST_DEVICE inline arch::MmaA accumulators_as_a(const arch::MmaC& left, const arch::MmaC& right) {
   arch::MmaA a;
-  a.reg[0] = arch::pack_rounded(tag, left.reg[0], left.reg[1]);
-  a.reg[1] = arch::pack_rounded(tag, left.reg[2], left.reg[3]);
-  a.reg[2] = arch::pack_rounded(tag, right.reg[0], right.reg[1]);
-  a.reg[3] = arch::pack_rounded(tag, right.reg[2], right.reg[3]);
+  a.reg[0] = arch::pack_rounded<kTag>(left.reg[0], left.reg[1]);
+  a.reg[1] = arch::pack_rounded<kTag>(left.reg[2], left.reg[3]);
+  a.reg[2] = arch::pack_rounded<kTag>(right.reg[0], right.reg[1]);
+  a.reg[3] = arch::pack_rounded<kTag>(right.reg[2], right.reg[3]);
   return a;
 }
 
