@@ -1,6 +1,7 @@
 // Prints, one JSON object per line, every FA1/FA2 kernel instantiation the builds compile: the
 // kernel's function name, tile shape, input type, threads, dynamic shared memory and tensor-core
-// instructions per step of its inner loop, all read from the kernels' own traits. scripts/sass-report
+// instructions per step of its inner loop (executed, and present in the loop's code), all read from
+// the kernels' own traits. scripts/sass-report
 // joins these with what ptxas and the SASS say about each compiled kernel.
 #include <cstdio>
 #include <utility>
@@ -30,10 +31,10 @@ void print_row() {
   std::printf(
       "{\"kernel\": \"%s_%s_kernel\", \"implementation\": \"%s\", \"direction\": \"%s\", \"head_dim\": %d, "
       "\"block_m\": %d, \"block_n\": %d, \"warps\": %d, \"dtype\": \"%s\", \"tiles\": \"%s\", \"threads\": %d, "
-      "\"dynamic_smem_bytes\": %zu, \"mmas_per_step\": %d}\n",
+      "\"dynamic_smem_bytes\": %zu, \"mmas_per_step\": %d, \"mmas_in_loop_code\": %d}\n",
       c.kernel, forward ? "forward" : "backward", c.kernel, c.direction, c.head_dim_bucket, c.block_m, c.block_n,
       c.warps, kTag == MmaTag::bf16 ? "bf16" : "fp16", c.set == TileSet::shipped ? "shipped" : "alternate",
-      Traits::kThreads, static_cast<std::size_t>(Traits::kSmemBytes), Traits::kMmasPerStep);
+      Traits::kThreads, static_cast<std::size_t>(Traits::kSmemBytes), Traits::kMmasPerStep, Traits::kMmasInLoopCode);
 }
 
 template <std::size_t... I>

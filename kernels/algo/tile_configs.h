@@ -19,8 +19,10 @@ enum class LoopOrder {
 enum class TileSet { shipped, alternate };
 
 // FA2 forward: block_m / warps rows per warp, a multiple of 16. Both backwards: 16 keys per warp,
-// so warps = block_n / 16. FA1 forward: block_n / warps keys per warp (a multiple of 16), each warp
-// holding a block_m x head_dim partial of P V in registers, so block_m shrinks as head_dim grows.
+// so warps = block_n / 16, or twice that where two warps split a key group's head dim (head dims
+// above 128, whose dK and dV would not fit one warp's registers). FA1 forward: block_n / warps keys
+// per warp (a multiple of 16), each warp holding a block_m x head_dim partial of P V in registers,
+// so block_m shrinks as head_dim grows.
 struct TileConfig {
   const char* kernel;     // "fa1" or "fa2"
   const char* direction;  // "forward" or "backward"
@@ -47,17 +49,17 @@ inline constexpr TileConfig kTileConfigs[] = {
     {"fa2", "backward", 32, 64, 128, 8, LoopOrder::queries_inner},
     {"fa2", "backward", 64, 64, 128, 8, LoopOrder::queries_inner},
     {"fa2", "backward", 96, 64, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 128, 64, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 160, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa2", "backward", 192, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa2", "backward", 224, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa2", "backward", 256, 64, 64, 4, LoopOrder::queries_inner},
+    {"fa2", "backward", 128, 32, 128, 8, LoopOrder::queries_inner},
+    {"fa2", "backward", 160, 64, 64, 8, LoopOrder::queries_inner},
+    {"fa2", "backward", 192, 64, 64, 8, LoopOrder::queries_inner},
+    {"fa2", "backward", 224, 32, 64, 8, LoopOrder::queries_inner},
+    {"fa2", "backward", 256, 64, 64, 8, LoopOrder::queries_inner},
     {"fa1", "forward", 64, 64, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 128, 32, 64, 4, LoopOrder::queries_inner},
     {"fa1", "forward", 256, 16, 64, 4, LoopOrder::queries_inner},
     {"fa1", "backward", 64, 32, 64, 4, LoopOrder::queries_inner},
     {"fa1", "backward", 128, 32, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "backward", 256, 64, 64, 4, LoopOrder::queries_inner},
+    {"fa1", "backward", 256, 32, 64, 8, LoopOrder::queries_inner},
     // Alternates: each differs from its shipped shape in block_m or block_n and mostly in both, and
     // in rows or keys per warp, so rows meet their keys in other blocks and other warps.
     {"fa2", "forward", 32, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},

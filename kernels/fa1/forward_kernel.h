@@ -41,6 +41,8 @@ struct Fa1ForwardTraits {
   static constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of the P V partial per m16 tile
   // Tensor-core instructions per warp per query block: S = Q K^T over its keys, then its P V partial.
   static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
+  // ... and in the loop's machine code, where the rolled loop over head-dim steps appears once.
+  static constexpr int kMmasInLoopCode = kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
   // Row stride of the P V partials in shared memory: 8 floats of padding put the 8 rows a warp
   // stores at once into distinct banks.
   static constexpr int kPartialStride = kHeadDim + 8;

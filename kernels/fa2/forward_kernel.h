@@ -37,6 +37,8 @@ struct Fa2ForwardTraits {
   using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
   // Tensor-core instructions per warp per key block: S = Q K^T, then P V.
   static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
+  // ... and in the loop's machine code, where the rolled loop over head-dim steps appears once.
+  static constexpr int kMmasInLoopCode = kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
   // Q, then K[2], then V[2] (double buffered).
   static constexpr std::size_t kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
 };

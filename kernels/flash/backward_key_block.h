@@ -3,7 +3,8 @@
 // 2. backward_key_block, the work of one key block: K and V stay in shared memory while the query
 //    blocks that see them stream through (kernels/algo/block_ranges.h), for every query head of the
 //    group, so dK and dV sum over the group in registers. P is recomputed from the stored LSE
-//    (kernels/algo/softmax_backward.h). Each warp owns 16 keys: S^T = K Q^T and dP^T = V dO^T, then
+//    (kernels/algo/softmax_backward.h). Each warp owns 16 keys (and, for large head dims, half of
+//    their head dim, FlashBackwardTraits::kDimSplit): S^T = K Q^T and dP^T = V dO^T, then
 //    dV += P^T dO and dK += dS^T Q. dS^T goes through shared memory for dQ = dS K, which the warps
 //    split by query rows and add to the fp32 accumulator (DqAccumulation). FA2 runs one key block
 //    per thread block; FA1 runs them one after another in one thread block per (batch, kv head);
@@ -34,24 +35,38 @@ struct FlashBackwardTraits {
   static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
   static constexpr arch::MmaTag kTag = kTag_;  // the input type: one tensor-core instruction kind
   static constexpr int kThreads = kWarps * 32;
-  static_assert(kBlockN == 16 * kWarps, "each warp owns 16 keys");
+  // Each warp owns 16 keys and 1 / kDimSplit of the head dim of their dK and dV. With kDimSplit 2
+  // (large head dims, where a whole 16 x head_dim dK and dV would not fit in registers) the two
+  // warps of a key group split S^T and dP^T by query columns and share P^T and dS^T through shared
+  // memory; with 1, P^T and dS^T stay in registers.
+  static constexpr int kKeyWarps = kBlockN / 16;
+  static constexpr int kDimSplit = kWarps / kKeyWarps;
+  static_assert(kBlockN % 16 == 0 && kKeyWarps * kDimSplit == kWarps && (kDimSplit == 1 || kDimSplit == 2),
+                "each warp owns 16 keys and one or two halves of the head dim");
   static_assert(kBlockM % 32 == 0 && kHeadDim % 32 == 0);
-  static constexpr int kQTiles = kBlockM / 8;   // n8 tiles of S^T per warp
+  static constexpr int kQTiles = kBlockM / 8;   // n8 tiles of S^T per key group
   static constexpr int kOTiles = kHeadDim / 8;  // n8 tiles of dK, dV, dQ
+  static constexpr int kWarpQTiles = kQTiles / kDimSplit;  // ... of S^T per warp
+  static constexpr int kWarpOTiles = kOTiles / kDimSplit;  // ... of dK, dV per warp
+  static_assert(kWarpQTiles % 2 == 0 && kOTiles % kDimSplit == 0);
   // dQ = dS K: (kBlockM / 16) m16 tiles, each split into kDqSplit column ranges, over the warps.
   static constexpr int kDqSplit = kWarps > kBlockM / 16 ? kWarps / (kBlockM / 16) : 1;
   static_assert(kOTiles % kDqSplit == 0);
   static constexpr int kDqItems = (kBlockM / 16) * kDqSplit;
   // Tensor-core instructions per query block for the busiest warp: S^T and dP^T, dV and dK, and its
   // share of dQ (items warp, warp + kWarps, ...).
-  static constexpr int kMmasPerStep = 2 * kQTiles * (kHeadDim / 16) + 2 * (kQTiles / 2) * kOTiles +
+  static constexpr int kMmasPerStep = 2 * kWarpQTiles * (kHeadDim / 16) + 2 * (kQTiles / 2) * kWarpOTiles +
                                       (kDqItems + kWarps - 1) / kWarps * (kBlockN / 16) * (kOTiles / kDqSplit);
+  // ... and in the loop's machine code, where the rolled loops (head-dim steps of S^T and dP^T,
+  // dQ's key steps and, with kDimSplit 2, the query steps of dV and dK) appear once.
+  static constexpr int kMmasInLoopCode =
+      2 * kWarpQTiles + (kDimSplit == 1 ? kQTiles : 2) * kWarpOTiles + kOTiles / kDqSplit;
   using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
   using QTile = tile::SmemTile<kBlockM, kHeadDim>;
-  using DsTile = tile::SmemTile<kBlockN, kBlockM>;  // dS^T, [key][query]
-  // K, V, Q, dO, dS^T, then LSE (log2 units) and D per query row of the block.
+  using DsTile = tile::SmemTile<kBlockN, kBlockM>;  // dS^T and P^T, [key][query]
+  // K, V, Q, dO, dS^T, P^T (kDimSplit 2 only), then LSE (log2 units) and D per query row of the block.
   static constexpr std::size_t kSmemBytes =
-      2 * KvTile::kBytes + 2 * QTile::kBytes + DsTile::kBytes + 2 * sizeof(float) * kBlockM;
+      2 * KvTile::kBytes + 2 * QTile::kBytes + (kDimSplit == 1 ? 1 : 2) * DsTile::kBytes + 2 * sizeof(float) * kBlockM;
 };
 
 inline constexpr int kRowKernelThreads = 128;
@@ -94,14 +109,17 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
   using QTile = typename Traits::QTile;
   using DsTile = typename Traits::DsTile;
   constexpr int kBlockM = Traits::kBlockM, kBlockN = Traits::kBlockN, kThreads = Traits::kThreads;
-  constexpr int kQTiles = Traits::kQTiles, kOTiles = Traits::kOTiles;
+  constexpr int kQTiles = Traits::kQTiles, kWarpQTiles = Traits::kWarpQTiles, kWarpOTiles = Traits::kWarpOTiles;
+  constexpr bool kShared = Traits::kDimSplit > 1;  // P^T and dS^T through shared memory
   constexpr float kInf = std::numeric_limits<float>::infinity();
   using D = algo::Domain<float>;
   const FlashShape& s = p.shape;
 
   const int group = s.heads_q / s.heads_kv;
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
-  const int first_key = n_block * kBlockN, warp_key0 = warp * 16;
+  const int first_key = n_block * kBlockN, warp_key0 = (warp % Traits::kKeyWarps) * 16;
+  const int half = kShared ? warp / Traits::kKeyWarps : 0;  // query columns of S^T, head-dim tiles of dK, dV
+  const int q_tile0 = half * kWarpQTiles, o_tile0 = half * kWarpOTiles;
 
   const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
                                   {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
@@ -112,7 +130,8 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
   std::uint16_t* q_s = v_s + KvTile::kRows * KvTile::kCols;
   std::uint16_t* do_s = q_s + QTile::kRows * QTile::kCols;
   std::uint16_t* ds_s = do_s + QTile::kRows * QTile::kCols;
-  float* lse_s = reinterpret_cast<float*>(ds_s + DsTile::kRows * DsTile::kCols);
+  std::uint16_t* p_s = ds_s + DsTile::kRows * DsTile::kCols;  // P^T, used when kShared
+  float* lse_s = reinterpret_cast<float*>(p_s + (kShared ? DsTile::kRows * DsTile::kCols : 0));
   float* dot_s = lse_s + kBlockM;
 
   // Keys no row sees are zero-filled, so whatever lies there (NaN, say) cannot reach dQ or dK/dV
@@ -124,9 +143,9 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
                                           seen.end - first_key, s.head_dim, tid, seen.begin - first_key);
   arch::cp_async_commit();
 
-  arch::MmaC acc_dk[kOTiles], acc_dv[kOTiles];
+  arch::MmaC acc_dk[kWarpOTiles], acc_dv[kWarpOTiles];  // head-dim tiles o_tile0 + 0, 1, ...
   FP_UNROLL
-  for (int nt = 0; nt < kOTiles; ++nt)
+  for (int nt = 0; nt < kWarpOTiles; ++nt)
     FP_UNROLL
     for (int i = 0; i < 4; ++i) acc_dk[nt].reg[i] = 0.0f, acc_dv[nt].reg[i] = 0.0f;
   const float log2e = 1.44269504088896340736f;
@@ -151,10 +170,10 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
       arch::cp_async_wait<0>();
       __syncthreads();
 
-      // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys.
-      arch::MmaC score[kQTiles], dprob[kQTiles];
+      // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys and query tiles q_tile0 + 0, 1, ...
+      arch::MmaC score[kWarpQTiles], dprob[kWarpQTiles];
       FP_UNROLL
-      for (int nt = 0; nt < kQTiles; ++nt)
+      for (int nt = 0; nt < kWarpQTiles; ++nt)
         FP_UNROLL
         for (int i = 0; i < 4; ++i) score[nt].reg[i] = 0.0f, dprob[nt].reg[i] = 0.0f;
       FP_ROLLED
@@ -162,20 +181,21 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
         const arch::MmaA k_frag = tile::load_a<KvTile>(k_s, warp_key0, k0, lane);
         const arch::MmaA v_frag = tile::load_a<KvTile>(v_s, warp_key0, k0, lane);
         FP_UNROLL
-        for (int nt = 0; nt < kQTiles; ++nt) {
-          score[nt] = arch::mma_m16n8k16<kTag>(k_frag, tile::load_b_from_nk<QTile>(q_s, nt * 8, k0, lane), score[nt]);
-          dprob[nt] = arch::mma_m16n8k16<kTag>(v_frag, tile::load_b_from_nk<QTile>(do_s, nt * 8, k0, lane), dprob[nt]);
+        for (int nt = 0; nt < kWarpQTiles; ++nt) {
+          const int n0 = (q_tile0 + nt) * 8;
+          score[nt] = arch::mma_m16n8k16<kTag>(k_frag, tile::load_b_from_nk<QTile>(q_s, n0, k0, lane), score[nt]);
+          dprob[nt] = arch::mma_m16n8k16<kTag>(v_frag, tile::load_b_from_nk<QTile>(do_s, n0, k0, lane), dprob[nt]);
         }
       }
 
       // P^T recomputed from the LSE, dS^T = P^T * (dP^T - D); masked pairs get P = 0, dS = 0.
       const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
       FP_UNROLL
-      for (int nt = 0; nt < kQTiles; ++nt) {
+      for (int nt = 0; nt < kWarpQTiles; ++nt) {
         FP_UNROLL
         for (int i = 0; i < 4; ++i) {
           const arch::MatrixCoord at = arch::mma_c_element(lane, i);
-          const int key = first_key + warp_key0 + at.row, local_row = nt * 8 + at.col;
+          const int key = first_key + warp_key0 + at.row, local_row = (q_tile0 + nt) * 8 + at.col;
           const int row = first_row + local_row;
           float x = algo::scaled_logit(score[nt].reg[i], s.scale_log2);
           if (needs_mask && !(row < s.seqlen_q && key < s.seqlen_k && g.mask.visible(row, key))) x = -kInf;
@@ -185,33 +205,54 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
         }
       }
 
-      // dV += P^T dO and dK += dS^T Q (query rows are the reduction dimension).
-      FP_UNROLL
-      for (int kt = 0; kt < kQTiles / 2; ++kt) {
-        const arch::MmaA p_frag = tile::accumulators_as_a<kTag>(score[2 * kt], score[2 * kt + 1]);
-        const arch::MmaA ds_frag = tile::accumulators_as_a<kTag>(dprob[2 * kt], dprob[2 * kt + 1]);
+      // dV += P^T dO and dK += dS^T Q over the query rows in k16 steps, P^T and dS^T rounded to the
+      // input type: from this warp's registers, or (kShared) from shared memory, where both warps
+      // of the key group have put their query columns. The same products in the same order.
+      if constexpr (!kShared) {
         FP_UNROLL
-        for (int nt = 0; nt < kOTiles; ++nt) {
-          acc_dv[nt] = arch::mma_m16n8k16<kTag>(p_frag, tile::load_b_from_kn<QTile>(do_s, nt * 8, kt * 16, lane), acc_dv[nt]);
-          acc_dk[nt] = arch::mma_m16n8k16<kTag>(ds_frag, tile::load_b_from_kn<QTile>(q_s, nt * 8, kt * 16, lane), acc_dk[nt]);
+        for (int kt = 0; kt < kQTiles / 2; ++kt) {
+          const arch::MmaA p_frag = tile::accumulators_as_a<kTag>(score[2 * kt], score[2 * kt + 1]);
+          const arch::MmaA ds_frag = tile::accumulators_as_a<kTag>(dprob[2 * kt], dprob[2 * kt + 1]);
+          FP_UNROLL
+          for (int nt = 0; nt < kWarpOTiles; ++nt) {
+            acc_dv[nt] = arch::mma_m16n8k16<kTag>(p_frag, tile::load_b_from_kn<QTile>(do_s, nt * 8, kt * 16, lane), acc_dv[nt]);
+            acc_dk[nt] = arch::mma_m16n8k16<kTag>(ds_frag, tile::load_b_from_kn<QTile>(q_s, nt * 8, kt * 16, lane), acc_dk[nt]);
+          }
         }
       }
 
-      // dS^T to shared memory, rounded as in the dK product, for dQ.
+      // dS^T (and, kShared, P^T) to shared memory, rounded as in the products, for dQ.
       FP_UNROLL
-      for (int nt = 0; nt < kQTiles; ++nt) {
+      for (int nt = 0; nt < kWarpQTiles; ++nt) {
         FP_UNROLL
         for (int h = 0; h < 2; ++h) {
           const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h);
-          const std::uint32_t pair = arch::pack_rounded<kTag>(dprob[nt].reg[2 * h], dprob[nt].reg[2 * h + 1]);
-          arch::smem_store(reinterpret_cast<std::uint32_t*>(ds_s + DsTile::offset(warp_key0 + at.row, nt * 8 + at.col)),
-                           pair);
+          const int offset = DsTile::offset(warp_key0 + at.row, (q_tile0 + nt) * 8 + at.col);
+          arch::smem_store(reinterpret_cast<std::uint32_t*>(ds_s + offset),
+                           arch::pack_rounded<kTag>(dprob[nt].reg[2 * h], dprob[nt].reg[2 * h + 1]));
+          if constexpr (kShared)
+            arch::smem_store(reinterpret_cast<std::uint32_t*>(p_s + offset),
+                             arch::pack_rounded<kTag>(score[nt].reg[2 * h], score[nt].reg[2 * h + 1]));
         }
       }
       __syncthreads();
 
+      if constexpr (kShared) {
+        FP_ROLLED
+        for (int kt = 0; kt < kQTiles / 2; ++kt) {
+          const arch::MmaA p_frag = tile::load_a<DsTile>(p_s, warp_key0, kt * 16, lane);
+          const arch::MmaA ds_frag = tile::load_a<DsTile>(ds_s, warp_key0, kt * 16, lane);
+          FP_UNROLL
+          for (int nt = 0; nt < kWarpOTiles; ++nt) {
+            const int n0 = (o_tile0 + nt) * 8;
+            acc_dv[nt] = arch::mma_m16n8k16<kTag>(p_frag, tile::load_b_from_kn<QTile>(do_s, n0, kt * 16, lane), acc_dv[nt]);
+            acc_dk[nt] = arch::mma_m16n8k16<kTag>(ds_frag, tile::load_b_from_kn<QTile>(q_s, n0, kt * 16, lane), acc_dk[nt]);
+          }
+        }
+      }
+
       // dQ (unscaled) += dS K for this block's keys.
-      constexpr int kTilesPerItem = kOTiles / Traits::kDqSplit;
+      constexpr int kTilesPerItem = Traits::kOTiles / Traits::kDqSplit;
       const int split = p.dq_mode == DqAccumulation::slices ? n_block : 0;
       for (int item = warp; item < Traits::kDqItems; item += Traits::kWarps) {
         const int mt = item / Traits::kDqSplit, nt0 = (item % Traits::kDqSplit) * kTilesPerItem;
@@ -245,17 +286,17 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
           }
         }
       }
-      __syncthreads();  // Q, dO, dS^T, LSE and D are overwritten by the next query block
+      __syncthreads();  // Q, dO, dS^T, P^T, LSE and D are overwritten by the next query block
     }
   }
   arch::cp_async_wait<0>();  // the K/V copy, when no query block was visited
 
   FP_UNROLL
-  for (int nt = 0; nt < kOTiles; ++nt) {
+  for (int nt = 0; nt < kWarpOTiles; ++nt) {
     FP_UNROLL
     for (int i = 0; i < 4; ++i) {
       const arch::MatrixCoord at = arch::mma_c_element(lane, i);
-      const int key = first_key + warp_key0 + at.row, col = nt * 8 + at.col;
+      const int key = first_key + warp_key0 + at.row, col = (o_tile0 + nt) * 8 + at.col;
       if (key >= s.seqlen_k || col >= s.head_dim) continue;
       p.dk.at(batch, key, kv_head)[col] = arch::float_to_bits16<kTag>(D::mul(acc_dk[nt].reg[i], s.softmax_scale));
       p.dv.at(batch, key, kv_head)[col] = arch::float_to_bits16<kTag>(acc_dv[nt].reg[i]);
