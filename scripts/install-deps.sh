@@ -35,12 +35,33 @@ install_python_packages() {
   python3 -m pip install "${flags[@]}" "${wanted[@]}"
 }
 
+# With CUDA: cuobjdump, which the CUDA toolkit here lacks, from PyPI's wheel (tests/kernels/sass
+# disassembles the kernels with it; scripts/sass-report finds it in the nvidia package).
+install_cuobjdump() {
+  command -v python3 >/dev/null || return 0
+  [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null || return 0
+  command -v cuobjdump >/dev/null && return 0
+  python3 - <<'PY' 2>/dev/null && return 0
+import importlib.util, os, sys
+spec = importlib.util.find_spec("nvidia")
+dirs = list(spec.submodule_search_locations) if spec else []
+sys.exit(not any(os.access(os.path.join(d, sub, "bin", "cuobjdump"), os.X_OK)
+                 for d in dirs for sub in ("cu13", "cuda_cuobjdump")))
+PY
+  echo "install-deps: pip installing nvidia-cuda-cuobjdump"
+  local flags=(--quiet --disable-pip-version-check --root-user-action=ignore)
+  python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
+    && flags+=(--break-system-packages)
+  python3 -m pip install "${flags[@]}" nvidia-cuda-cuobjdump
+}
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   install_python_packages
+  install_cuobjdump
   exit 0
 fi
 
@@ -54,4 +75,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq >/dev/null
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 install_python_packages
+install_cuobjdump
 echo "install-deps: done"
