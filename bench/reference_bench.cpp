@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "bench/plain_double_attention.h"
+#include "bench/run_header.h"
 #include "core/generators.h"
 #include "reference/reference.h"
 
@@ -77,52 +78,18 @@ double best_of(int reps, const std::function<void()>& f) {
   return best;
 }
 
-std::string shell_line(const std::string& cmd) {
-  std::string out;
-  if (FILE* f = popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof buf, f)) out += buf;
-    pclose(f);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
-
-// Other processes disturb timings on a shared machine: printed before and after the runs.
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a.empty() ? "unknown" : a + " " + b + " " + c + " (1, 5, 15 min)";
-}
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
-
 void print_header(const Config& c) {
-  char date[64];
-  const std::time_t now = std::time(nullptr);
-  std::strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
-  const std::string dir = FLASHPROOF_SOURCE_DIR;
-  std::string commit = shell_line("git -C '" + dir + "' rev-parse --short HEAD 2>/dev/null");
-  if (commit.empty()) commit = "unknown";
-  else if (!shell_line("git -C '" + dir + "' status --porcelain 2>/dev/null").empty())
-    commit += " (working tree has uncommitted changes)";
   std::printf("bench_reference: certified reference throughput (CPU)\n");
-  std::printf("date      %s\n", date);
-  std::printf("commit    %s\n", commit.c_str());
-  std::printf("machine   %s, %u hardware threads\n", cpu_model().c_str(),
+  std::printf("date      %s\n", fp::bench::utc_now().c_str());
+  std::printf("commit    %s\n", fp::bench::commit_of(FLASHPROOF_SOURCE_DIR).c_str());
+  std::printf("machine   %s, %u hardware threads\n", fp::bench::cpu_model().c_str(),
               std::thread::hardware_concurrency());
   std::printf("compiler  %s %s, build type %s, flags '%s'\n", FLASHPROOF_CXX_COMPILER_ID,
               __VERSION__, FLASHPROOF_BUILD_TYPE, FLASHPROOF_CXX_FLAGS);
   std::printf("problem   fp16 batch 1, 1 head, seqlen_q = seqlen_k = %lld, head_dim %lld, no mask, "
               "normal inputs, seed %llu\n", static_cast<long long>(c.seqlen),
               static_cast<long long>(c.head_dim), static_cast<unsigned long long>(kSeed));
-  std::printf("load      %s\n", load_average().c_str());
+  std::printf("load      %s\n", fp::bench::load_average().c_str());
   std::printf("timing    steady_clock, best of %d runs unless noted; plain and fast single-threaded\n",
               c.reps);
 }
@@ -277,6 +244,6 @@ int main(int argc, char** argv) {
     std::printf("\nfast certified path with %d threads: forward %.4f s (%.2fx its 1-thread time), "
                 "backward %.4f s (%.2fx)\n", nthreads, f, full.fwd.fast / f, b, full.bwd.fast / b);
   }
-  std::printf("load      %s at the end\n", load_average().c_str());
+  std::printf("load      %s at the end\n", fp::bench::load_average().c_str());
   return 0;
 }

@@ -1,0 +1,162 @@
+// The harness's own cost per case against sequence length (issue 29): one check of a case
+// (seqlen_q = seqlen_k = L, head dim d, fp16, forward and backward) split into the certified
+// reference, the rigorous bounds, the naive baseline's run, comparing and judging, beside the
+// implementation under test (a second instance of the naive kernel, timed apart) and plain
+// double-precision attention on the same inputs (bench/plain_double_attention.h), all on one
+// thread, side by side in one run. Each length is checked in full (up to --full-max-seqlen) and
+// with a reference sample (--sample N query rows and key columns). The targets of issue 29: with a
+// fixed sample the harness grows at most linearly (16k at most 20x the 1k time); a full check
+// within 8x plain double attention.
+//
+//   bench_harness_cost [--seqlens 1024,4096,16384] [--head-dim 128] [--sample 64]
+//                      [--full-max-seqlen 4096] [--json FILE]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/plain_double_attention.h"
+#include "bench/run_header.h"
+#include "harness/check.h"
+#include "kernels/naive/naive_attention.h"
+
+using namespace flashproof;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << "bench_harness_cost: " << why << "\n";
+  std::exit(2);
+}
+
+std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
+  char* end = nullptr;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n < lo || n > hi)
+    usage(option + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
+          text + "'");
+  return n;
+}
+
+struct Row {
+  std::int64_t seqlen = 0, sample = 0;  // sample 0: full
+  double impl = 0, reference = 0, bounds = 0, baseline = 0, checks = 0, plain = 0;
+  std::string verdict, sampling;
+  double harness() const { return reference + bounds + baseline + checks; }
+};
+
+Row measure(std::int64_t seqlen, std::int64_t head_dim, std::int64_t sample, double plain_seconds) {
+  Case c;
+  c.problem.seqlen_q = c.problem.seqlen_k = seqlen;
+  c.problem.head_dim = head_dim;
+  c.seed = 1;
+  c.backward = true;
+  c.impl = "naive (second instance)";
+  CheckOptions opt;
+  opt.reference.threads = 1;
+  opt.reference.sample = sample;
+  opt.reference.sample_seed = 1;
+  const auto impl = make_naive_attention();  // not the registry's: the baseline runs apart
+  const CheckRecord r = run_check(c, *impl, opt);
+  Row row;
+  row.seqlen = seqlen;
+  row.sample = sample;
+  row.impl = r.seconds_impl;
+  row.reference = r.seconds_reference;
+  row.bounds = r.seconds_bounds;
+  row.baseline = r.seconds_baseline;
+  row.checks = r.seconds_checks;
+  row.plain = plain_seconds;
+  row.verdict = verdict_name(r.verdict);
+  row.sampling = r.reference_stats.sampling;
+  return row;
+}
+
+double plain_attention_seconds(std::int64_t seqlen, std::int64_t head_dim) {
+  Problem p;
+  p.seqlen_q = p.seqlen_k = seqlen;
+  p.head_dim = head_dim;
+  const Inputs in = generate_inputs(p, Distribution{}, 1);
+  const auto t0 = Clock::now();
+  const bench::PlainForward f = bench::plain_forward(p, in.q, in.k, in.v);
+  const bench::PlainBackward b = bench::plain_backward(p, in.q, in.k, in.v, in.dout);
+  const double seconds = since(t0);
+  if (f.o.empty() || b.dq.empty()) usage("plain attention returned nothing");
+  return seconds;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::int64_t> seqlens{1024, 4096, 16384};
+  std::int64_t head_dim = 128, sample = 64, full_max = 4096;
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage(a + " needs a value");
+    const std::string v = argv[++i];
+    if (a == "--seqlens") {
+      seqlens.clear();
+      std::stringstream list(v);
+      for (std::string item; std::getline(list, item, ',');)
+        seqlens.push_back(parse_count(a, item, 1, std::int64_t{1} << 20));
+      if (seqlens.empty()) usage("--seqlens needs at least one length");
+    } else if (a == "--head-dim") {
+      head_dim = parse_count(a, v, 1, Problem::max_head_dim);
+    } else if (a == "--sample") {
+      sample = parse_count(a, v, 1, std::int64_t{1} << 20);
+    } else if (a == "--full-max-seqlen") {
+      full_max = parse_count(a, v, 0, std::int64_t{1} << 20);
+    } else if (a == "--json") {
+      json = v;
+    } else {
+      usage("unknown option " + a);
+    }
+  }
+  std::vector<Row> rows;
+  for (const std::int64_t seqlen : seqlens) {
+    const double plain = plain_attention_seconds(seqlen, head_dim);
+    if (seqlen <= full_max) rows.push_back(measure(seqlen, head_dim, 0, plain));
+    rows.push_back(measure(seqlen, head_dim, sample, plain));
+    const Row& last = rows.back();
+    std::fprintf(stderr, "seqlen %lld done (harness %.1f s sampled)\n", static_cast<long long>(seqlen), last.harness());
+  }
+  std::printf("bench_harness_cost: the harness's cost per case (CPU)\n");
+  std::printf("date      %s\n", bench::utc_now().c_str());
+  std::printf("commit    %s\n", bench::commit_of(FLASHPROOF_SOURCE_DIR).c_str());
+  std::printf("machine   %s\n", bench::cpu_model().c_str());
+  std::printf("problem   fp16 batch 1, 1 head, seqlen_q = seqlen_k, head_dim %lld, no mask, normal inputs, seed 1, "
+              "forward and backward; seconds on one thread\n", static_cast<long long>(head_dim));
+  std::printf("load      %s at the end\n", bench::load_average().c_str());
+  std::printf("harness = reference + bounds + baseline + checks; plain: plain double attention, forward and "
+              "backward; vs first: harness over the first length's with the same sampling\n");
+  std::printf("%8s %8s %9s %9s %9s %9s %9s %9s %9s %10s %9s  %s\n", "seqlen", "sample", "impl", "reference",
+              "bounds", "baseline", "checks", "harness", "plain", "harness/pl", "vs first", "verdict");
+  for (const Row& r : rows) {
+    const Row* first = nullptr;  // the first length with the same sampling
+    for (const Row& f : rows)
+      if (f.sample == r.sample) { first = &f; break; }
+    std::printf("%8lld %8s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f %9.2f  %s\n",
+                static_cast<long long>(r.seqlen), r.sample ? std::to_string(r.sample).c_str() : "full", r.impl,
+                r.reference, r.bounds, r.baseline, r.checks, r.harness(), r.plain, r.harness() / r.plain,
+                r.harness() / first->harness(), r.verdict.c_str());
+  }
+  if (!json.empty()) {
+    std::ofstream out(json);
+    for (const Row& r : rows)
+      out << "{\"seqlen\": " << r.seqlen << ", \"head_dim\": " << head_dim << ", \"sample\": " << r.sample
+          << ", \"seconds_impl\": " << r.impl << ", \"seconds_reference\": " << r.reference
+          << ", \"seconds_bounds\": " << r.bounds << ", \"seconds_baseline\": " << r.baseline
+          << ", \"seconds_checks\": " << r.checks << ", \"seconds_plain\": " << r.plain << ", \"verdict\": \""
+          << r.verdict << "\", \"reference_sampling\": \"" << r.sampling << "\"}\n";
+    if (!out) usage("cannot write " + json);
+  }
+  return 0;
+}
