@@ -65,8 +65,8 @@ struct FlashBackwardTraits {
   using QTile = tile::SmemTile<kBlockM, kHeadDim>;
   using DsTile = tile::SmemTile<kBlockN, kBlockM>;  // dS^T and P^T, [key][query]
   // K, V, Q, dO, dS^T, P^T (kDimSplit 2 only), then LSE (log2 units) and D per query row of the block.
-  static constexpr std::size_t kSmemBytes =
-      2 * KvTile::kBytes + 2 * QTile::kBytes + (kDimSplit == 1 ? 1 : 2) * DsTile::kBytes + 2 * sizeof(float) * kBlockM;
+  static constexpr std::size_t kSmemBytes = 2 * KvTile::kBytes + 2 * QTile::kBytes +
+                                            (kDimSplit == 1 ? 1 : 2) * DsTile::kBytes + 2 * sizeof(float) * kBlockM;
 };
 
 inline constexpr int kRowKernelThreads = 128;
