@@ -1,12 +1,12 @@
-// The harness's own cost per case against sequence length (issue 29): one check of a case
+// The harness's own cost per case against sequence length: one check of a case
 // (seqlen_q = seqlen_k = L, head dim d, fp16, forward and backward) split into the certified
 // reference, the rigorous bounds, the naive baseline's run, comparing and judging, beside the
 // implementation under test (a second instance of the naive kernel, timed apart) and plain
 // double-precision attention on the same inputs (bench/plain_double_attention.h), all on one
 // thread, side by side in one run. Each length is checked in full (up to --full-max-seqlen) and
-// with a reference sample (--sample N query rows and key columns). The targets of issue 29: with a
-// fixed sample the harness grows at most linearly (16k at most 20x the 1k time); a full check
-// within 8x plain double attention.
+// with a reference sample (--sample N query rows and key columns). The targets: with a fixed
+// sample the harness grows at most linearly (16k at most 20x the 1k time); a full check within 8x
+// plain double attention.
 //
 //   bench_harness_cost [--seqlens 1024,4096,16384] [--head-dim 128] [--sample 64]
 //                      [--full-max-seqlen 4096] [--json FILE]

@@ -117,9 +117,8 @@ class Unsupported(Exception):
 # in self.last for the elementwise metrics.
 
 
-class TorchFlashCpu:
-    name = "torch-flash-cpu"
-    model, gqa, tensors, lse_source = "flash", "per_head_rounded", "torch", "implementation"
+class _TorchImpl:
+    """What the PyTorch implementations share: the aten ops, the last outputs, no refused case."""
 
     def __init__(self, torch, np):
         self.torch, self.np = torch, np
@@ -129,6 +128,11 @@ class TorchFlashCpu:
 
     def unsupported(self, case, empty_rows):
         return None
+
+
+class TorchFlashCpu(_TorchImpl):
+    name = "torch-flash-cpu"
+    model, gqa, tensors, lse_source = "flash", "per_head_rounded", "torch", "implementation"
 
     def _mask(self, params, dtype):
         if not has_mask(params) or native_causal(params):
@@ -166,18 +170,9 @@ class TorchFlashCpu:
         return dq, dk, dv
 
 
-class TorchMath:
+class TorchMath(_TorchImpl):
     name = "torch-math"
     model, gqa, tensors, lse_source = "naive", "group_sum", "torch", "script"
-
-    def __init__(self, torch, np):
-        self.torch, self.np = torch, np
-        self.ops = torch.ops.aten
-        self.last = {}
-        self.mapped = 0
-
-    def unsupported(self, case, empty_rows):
-        return None
 
     def _args(self, params):
         if not has_mask(params) or native_causal(params):

@@ -20,6 +20,16 @@ packages=(
 # to import -> pip package.
 python_modules=(nanobind:nanobind scikit_build_core:scikit-build-core numpy:numpy ml_dtypes:ml_dtypes pytest:pytest)
 
+# pip install PACKAGE... for the python3 on PATH.
+pip_install() {
+  echo "install-deps: pip installing $*"
+  local flags=(--quiet --disable-pip-version-check --root-user-action=ignore)
+  # A Debian-managed interpreter refuses pip without this (PEP 668); pyenv's or a venv's do not.
+  python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
+    && flags+=(--break-system-packages)
+  python3 -m pip install "${flags[@]}" "$@"
+}
+
 install_python_packages() {
   command -v python3 >/dev/null || { echo "install-deps: no python3; the Python package is skipped" >&2; return 0; }
   local wanted=() entry
@@ -27,12 +37,7 @@ install_python_packages() {
     python3 -c "import ${entry%%:*}" 2>/dev/null || wanted+=("${entry#*:}")
   done
   [ ${#wanted[@]} -eq 0 ] && return 0
-  echo "install-deps: pip installing ${wanted[*]}"
-  local flags=(--quiet --disable-pip-version-check --root-user-action=ignore)
-  # A Debian-managed interpreter refuses pip without this (PEP 668); pyenv's or a venv's do not.
-  python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
-    && flags+=(--break-system-packages)
-  python3 -m pip install "${flags[@]}" "${wanted[@]}"
+  pip_install "${wanted[@]}"
 }
 
 # With CUDA: cuobjdump, which the CUDA toolkit here lacks, from PyPI's wheel (tests/kernels/sass
@@ -48,11 +53,7 @@ dirs = list(spec.submodule_search_locations) if spec else []
 sys.exit(not any(os.access(os.path.join(d, sub, "bin", "cuobjdump"), os.X_OK)
                  for d in dirs for sub in ("cu13", "cuda_cuobjdump")))
 PY
-  echo "install-deps: pip installing nvidia-cuda-cuobjdump"
-  local flags=(--quiet --disable-pip-version-check --root-user-action=ignore)
-  python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
-    && flags+=(--break-system-packages)
-  python3 -m pip install "${flags[@]}" nvidia-cuda-cuobjdump
+  pip_install nvidia-cuda-cuobjdump
 }
 
 missing=()

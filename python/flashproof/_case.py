@@ -6,6 +6,7 @@ import operator
 import numpy as np
 
 from . import _arrays, _core
+from ._params import ProblemShapes
 
 _INT64_MAX = 2**63 - 1
 _UINT64_MAX = 2**64 - 1
@@ -54,7 +55,7 @@ class Reference:
         raise AttributeError(name)
 
 
-class Case:
+class Case(ProblemShapes):
     """One check case: problem, input distribution and seed (inputs are a pure function of them).
 
     Case(seqlen_q=128, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
@@ -106,22 +107,6 @@ class Case:
     @property
     def window(self):
         return (self._box.window_left, self._box.window_right)
-
-    @property
-    def causal(self):
-        return self.window == (-1, 0)
-
-    @property
-    def q_shape(self):
-        return (self.batch, self.seqlen_q, self.heads_q, self.head_dim)
-
-    @property
-    def kv_shape(self):
-        return (self.batch, self.seqlen_k, self.heads_kv, self.head_dim)
-
-    @property
-    def lse_shape(self):
-        return (self.batch, self.heads_q, self.seqlen_q)
 
     def describe(self):
         """One line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal normal seed 3 backward"."""

@@ -2,8 +2,28 @@
 from dataclasses import dataclass
 
 
+class ProblemShapes:
+    """Shapes and mask facts derived from batch, heads, seqlens, head_dim and window (Params, Case)."""
+
+    @property
+    def causal(self):
+        return self.window == (-1, 0)
+
+    @property
+    def q_shape(self):
+        return (self.batch, self.seqlen_q, self.heads_q, self.head_dim)
+
+    @property
+    def kv_shape(self):
+        return (self.batch, self.seqlen_k, self.heads_kv, self.head_dim)
+
+    @property
+    def lse_shape(self):
+        return (self.batch, self.heads_q, self.seqlen_q)
+
+
 @dataclass(frozen=True)
-class Params:
+class Params(ProblemShapes):
     """The problem of a forward/backward call.
 
     scale is the exact fp32 softmax scale (as a Python float). window is (left, right), -1 for an
@@ -23,28 +43,12 @@ class Params:
     window: tuple
 
     @property
-    def causal(self):
-        return self.window == (-1, 0)
-
-    @property
     def mask_offset(self):
         return self.seqlen_k - self.seqlen_q
 
     @property
     def group_size(self):
         return self.heads_q // self.heads_kv
-
-    @property
-    def q_shape(self):
-        return (self.batch, self.seqlen_q, self.heads_q, self.head_dim)
-
-    @property
-    def kv_shape(self):
-        return (self.batch, self.seqlen_k, self.heads_kv, self.head_dim)
-
-    @property
-    def lse_shape(self):
-        return (self.batch, self.heads_q, self.seqlen_q)
 
     @classmethod
     def _from_dict(cls, d):
