@@ -101,8 +101,9 @@ struct Row {
 class GroupBounds {
  public:
   GroupBounds(const Problem& p, const Inputs& in, const ArithmeticConstants& k, bool backward,
-              const std::vector<double>* d_error, GqaGradientReduction gqa, ImplementationBounds& out)
-      : p_(p), in_(in), k_(k), backward_(backward), d_error_(d_error),
+              const std::vector<double>* d_error, GqaGradientReduction gqa, const OutputSample* wanted,
+              ImplementationBounds& out)
+      : p_(p), in_(in), k_(k), backward_(backward), d_error_(d_error), wanted_(wanted),
         per_head_rounded_(gqa == GqaGradientReduction::per_head_rounded && p.group_size() > 1), out_(out),
         mask_{p.mask_offset(), p.window_left, p.window_right},
         d_(p.head_dim), dot_len_(ceil_div(p.head_dim, k.dot_block) * k.dot_block),
@@ -112,10 +113,17 @@ class GroupBounds {
         exp_rounds_up_(std::exp(lam_uh_ + (2 * static_cast<double>(steps_) + 3) * lam_u_)),
         exp_rounds_lo_(std::exp(-lam_uh_ - (2 * static_cast<double>(steps_) + 3) * lam_u_)) {}
 
+  // With a sample, a row is visited for its own outputs (O, LSE, dQ) or for a wanted key it sees
+  // (its P and dS reach that key's dK, dV); nothing else is. A visited row's quantities depend on
+  // that row alone, so the bounds of the wanted elements are those of the full computation.
   void run(std::int64_t b, std::int64_t hk) {
     const std::int64_t sk = p_.seqlen_k, d = d_;
     read_kv_rows(in_, b, hk, key_, val_);
+    wanted_keys_.clear();  // forward: none (no row is visited for a key)
     if (backward_) {
+      key_wanted_.assign(sk, 0);
+      for (std::int64_t j = 0; j < sk; ++j)
+        if (!wanted_ || wanted_->col((b * p_.heads_kv + hk) * sk + j)) wanted_keys_.push_back(j), key_wanted_[j] = 1;
       for (auto* acc : {&acc_sq_, &acc_dsq_, &acc_pdo_, &acc_phdo_}) acc->assign(sk * d, 0);
       if (d_error_) acc_pdq_.assign(sk * d, 0);
       rows_seeing_.assign(sk, 0);
@@ -125,9 +133,13 @@ class GroupBounds {
     Row r;  // reused: every field is reset by forward_row
     for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h)
       for (std::int64_t i = 0; i < p_.seqlen_q; ++i) {
+        const bool row_wanted = !wanted_ || wanted_->row((b * p_.heads_q + h) * p_.seqlen_q + i);
+        if (!row_wanted && std::none_of(wanted_keys_.begin(), wanted_keys_.end(),
+                                        [&](std::int64_t j) { return mask_.visible(i, j); }))
+          continue;
         r.keys.clear();
-        forward_row(b, h, i, r);
-        if (backward_) backward_row(b, h, i, r);
+        forward_row(b, h, i, r, row_wanted);
+        if (backward_) backward_row(b, h, i, r, row_wanted);
       }
     if (backward_) finish_columns(b, hk);
   }
@@ -204,7 +216,8 @@ class GroupBounds {
     }
   }
 
-  void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) {
+  // row_wanted: the row's O and LSE are wanted (otherwise it is computed for the backward's keys).
+  void forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r, bool row_wanted) {
     const std::int64_t d = d_, sk = p_.seqlen_k;
     for (std::int64_t j = 0; j < sk; ++j)
       if (mask_.visible(i, j)) r.keys.push_back(j);
@@ -212,12 +225,13 @@ class GroupBounds {
     r.o_bound.assign(d, 0), r.o_mag.assign(d, 0);
     const std::size_t lse_at = static_cast<std::size_t>((b * p_.heads_q + h) * p_.seqlen_q + i);
     if (n == 0) {  // O = 0 and LSE = +inf exactly
+      if (!row_wanted) return;
       for (std::int64_t c = 0; c < d; ++c) out_.o[o_index(b, i, h, c)] = 0;
       out_.lse[lse_at] = 0;
       return;
     }
     exact_softmax(b, h, i, r);
-    const double u = k_.u, uh = k_.dtype_u, fl = k_.flush, kap = k_.scale_rel;
+    const double u = k_.u, fl = k_.flush, kap = k_.scale_rel;
     const double nd = static_cast<double>(n);
 
     // (F2) Errors of the computed logits. flash: x^ = fl(S^ * c^) in log2 units; naive:
@@ -275,8 +289,26 @@ class GroupBounds {
         r.rho[x] = lambda < 1 ? exp_small(arg_o[x] + weight_log + numer_round) * (1 + g_sum) / (1 - lambda) - 1 : kInf;
     r.abs_weight = (k_.dtype_abs + abs_one + kFarWeight) * (1 + zeta) / l_low;
 
-    // (F5) O_c = sum_j pi^_j v_jc (1 + phi_j) against sum_j P_j v_jc, then the final division and
-    // the rounding to the dtype; capped by (F6), the convex-combination bound.
+    // O's bound is the row's output, and the flash backward's D takes it (B3); naive's does not.
+    if (row_wanted || k_.flash) o_bound_row(b, h, i, r, row_wanted, g_sum, zeta, l_low);
+
+    // (F7) LSE = M^ ln 2 + log l^ (flash) or m + log l^ (naive).
+    const double inner = lse_arg + weight_log + lam(g_sum) + lam(zeta);
+    const double log_l = std::max(std::log(nd) + steps * lam_u_ + lam(g_sum) + zeta, -std::log(l_low * (1 - zeta)));
+    double max_rounded = 0;  // |M^| in log2 units
+    for (std::int64_t x = 0; x < n; ++x) max_rounded = std::max(max_rounded, kLog2e * (1 + kap) * r.logit_abs[x] + own[x]);
+    const double scale_back = k_.flash ? (2 * u + u * u) * kLn2 * max_rounded : 0;  // fl(M^ * ln2f)
+    const double before_sum = inner + scale_back + k_.log_rel * log_l;
+    r.lse_bound = before_sum + u * (r.lse_abs + before_sum);
+    if (row_wanted) out_.lse[lse_at] = r.lse_bound;
+  }
+
+  // (F5) O_c = sum_j pi^_j v_jc (1 + phi_j) against sum_j P_j v_jc, then the final division and
+  // the rounding to the dtype; capped by (F6), the convex-combination bound. Sets r.o_bound, r.o_mag.
+  void o_bound_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r, bool row_wanted, double g_sum,
+                   double zeta, double l_low) {
+    const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
+    const double u = k_.u, uh = k_.dtype_u, fl = k_.flush, nd = static_cast<double>(n);
     const double t_up = exp_rounds_up_ * (1 + zeta) / (1 - g_sum) - 1 +
                         nd * r.abs_weight;
     const double t_lo = 1 - exp_rounds_lo_ * (1 - zeta) / (1 + g_sum) +
@@ -323,26 +355,17 @@ class GroupBounds {
       const double cap = (vmax - vmin) + (t + g_sum * (1 + t)) * vabs + uh * vabs * (1 + t + g_sum) + k_.dtype_abs;
       r.o_bound[c] = std::min(general, cap);
       r.o_mag[c] = mag;
-      out_.o[o_index(b, i, h, c)] = r.o_bound[c];
+      if (row_wanted) out_.o[o_index(b, i, h, c)] = r.o_bound[c];
     }
-
-    // (F7) LSE = M^ ln 2 + log l^ (flash) or m + log l^ (naive).
-    const double inner = lse_arg + weight_log + lam(g_sum) + lam(zeta);
-    const double log_l = std::max(std::log(nd) + steps * lam_u_ + lam(g_sum) + zeta, -std::log(l_low * (1 - zeta)));
-    double max_rounded = 0;  // |M^| in log2 units
-    for (std::int64_t x = 0; x < n; ++x) max_rounded = std::max(max_rounded, kLog2e * (1 + kap) * r.logit_abs[x] + own[x]);
-    const double scale_back = k_.flash ? (2 * u + u * u) * kLn2 * max_rounded : 0;  // fl(M^ * ln2f)
-    const double before_sum = inner + scale_back + k_.log_rel * log_l;
-    r.lse_bound = before_sum + u * (r.lse_abs + before_sum);
-    out_.lse[lse_at] = r.lse_bound;
   }
 
   // (B1)-(B6): P recomputed (flash: from the stored LSE; naive: the forward's P), dP, D, dS, and
-  // their contributions to dQ (this row) and to dK, dV (accumulated per key).
-  void backward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r) {
+  // their contributions to dQ (this row, when wanted) and to dK, dV (accumulated per wanted key).
+  void backward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r, bool row_wanted) {
     const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
     if (n == 0) {
-      for (std::int64_t c = 0; c < d; ++c) out_.dq[o_index(b, i, h, c)] = 0;
+      if (row_wanted)
+        for (std::int64_t c = 0; c < d; ++c) out_.dq[o_index(b, i, h, c)] = 0;
       return;
     }
     const double u = k_.u, uh = k_.dtype_u, fl = k_.flush, nd = static_cast<double>(n);
@@ -426,7 +449,18 @@ class GroupBounds {
       overflow_possible = overflow_possible || ph * x_hat * (1 + u) > k_.dtype_max;
     }
 
-    // (B5) dQ_c = scale sum_j dS_j k_jc.
+    if (row_wanted) dq_bound(b, h, i, r, overflow_possible);
+    if (overflow_possible)
+      for (std::int64_t j : r.keys) dk_column_conditional_[j] = 1;
+    add_column_terms(r);
+    if (d_error_) d_error_shares(b, h, i, r, row_wanted);
+  }
+
+  // (B5) dQ_c = scale sum_j dS_j k_jc, from sigma_ and ds_up_ (set by (B4)).
+  void dq_bound(std::int64_t b, std::int64_t h, std::int64_t i, const Row& r, bool overflow_possible) {
+    const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
+    const double u = k_.u, fl = k_.flush, nd = static_cast<double>(n);
+    const std::vector<double>&sigma = sigma_, &ds_up = ds_up_;
     const double g_q = k_.flash ? gam_products(nd + ceil_div(p_.seqlen_k, 16) + 2, k_, k_.sum_eta)
                                 : gam_products(nd, k_, u);
     col_err_.assign(d, 0), col_mag_.assign(d, 0);  // key-major: rows of K in the inner loop
@@ -445,18 +479,15 @@ class GroupBounds {
       out_.dq[o_index(b, i, h, c)] = scaled_sum_bound(col_err_[c] + nd * fl, col_mag_[c], g_q);
       if (overflow_possible) out_.dq_conditional[o_index(b, i, h, c)] = 1;
     }
-    if (overflow_possible)
-      for (std::int64_t j : r.keys) dk_column_conditional_[j] = 1;
-    add_column_terms(r);
-    if (d_error_) d_error_shares(b, h, i, r);
   }
 
   // (B6) the row's contributions to dK_jc = scale sum_i dS_ij q_ic (from sigma_ and ds_up_) and
-  // dV_jc = sum_i P_ij dO_ic (from ph_err_ and ph_hat_, set by (B1)), accumulated per key.
+  // dV_jc = sum_i P_ij dO_ic (from ph_err_ and ph_hat_, set by (B1)), accumulated per wanted key.
   void add_column_terms(const Row& r) {
     const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
     for (std::int64_t x = 0; x < n; ++x) {
       const std::int64_t j = r.keys[x];
+      if (!key_wanted_[j]) continue;
       ++rows_seeing_[j];
       const double sx = sigma_[x], ux = ds_up_[x], ex = ph_err_[x], hx = ph_hat_[x];
       const double *__restrict q = q_.data(), *__restrict dout = dout_.data();
@@ -475,24 +506,26 @@ class GroupBounds {
     }
   }
 
-  // The shares of D's error e_i in this row's dQ and, accumulated per key, in dK
+  // The shares of D's error e_i in this row's dQ (when wanted) and, accumulated per wanted key, in dK
   // (ImplementationBounds::dq_from_d_error).
-  void d_error_shares(std::int64_t b, std::int64_t h, std::int64_t i, const Row& r) {
+  void d_error_shares(std::int64_t b, std::int64_t h, std::int64_t i, const Row& r, bool row_wanted) {
     const std::int64_t d = d_, n = static_cast<std::int64_t>(r.keys.size());
     const double e = (*d_error_)[static_cast<std::size_t>((b * p_.heads_q + h) * p_.seqlen_q + i)];
     col_abs_.assign(d, 0);
     double* __restrict pk = col_abs_.data();  // sum_j P_j |k_jc|
     const double* __restrict q = q_.data();
     for (std::int64_t x = 0; x < n; ++x) {
-      const double* __restrict kx = &key_[r.keys[x] * d];
-      double* __restrict pq = acc_pdq_.data() + r.keys[x] * d;
+      const std::int64_t j = r.keys[x];
+      const double* __restrict kx = &key_[j * d];
+      double* __restrict pq = acc_pdq_.data() + j * d;
       const double px = r.p_up[x], pe = px * e;
-      for (std::int64_t c = 0; c < d; ++c) {
-        pk[c] += px * std::fabs(kx[c]);
-        pq[c] += pe * std::fabs(q[c]);
-      }
+      if (row_wanted)
+        for (std::int64_t c = 0; c < d; ++c) pk[c] += px * std::fabs(kx[c]);
+      if (key_wanted_[j])
+        for (std::int64_t c = 0; c < d; ++c) pq[c] += pe * std::fabs(q[c]);
     }
-    for (std::int64_t c = 0; c < d; ++c) out_.dq_from_d_error[o_index(b, i, h, c)] = sig_ * e * col_abs_[c];
+    if (row_wanted)
+      for (std::int64_t c = 0; c < d; ++c) out_.dq_from_d_error[o_index(b, i, h, c)] = sig_ * e * col_abs_[c];
   }
 
   // |fl_dtype(fl(y^ * scale)) - scale y| with |y^ - y| <= s1 + g s2 and |y| <= s2.
@@ -515,7 +548,7 @@ class GroupBounds {
 
   void finish_columns(std::int64_t b, std::int64_t hk) {
     const std::int64_t d = d_, g = p_.group_size();
-    for (std::int64_t j = 0; j < p_.seqlen_k; ++j) {
+    for (std::int64_t j : wanted_keys_) {
       const double rows = static_cast<double>(rows_seeing_[j]);
       const double g_k = k_.flash ? gam_products(rows + g * ceil_div(p_.seqlen_q, 16) + 2, k_, k_.sum_eta)
                                   : gam_products(rows, k_, k_.u);
@@ -540,6 +573,7 @@ class GroupBounds {
   const ArithmeticConstants& k_;
   bool backward_;
   const std::vector<double>* d_error_;
+  const OutputSample* wanted_;  // null: every output
   bool per_head_rounded_;  // GqaGradientReduction::per_head_rounded with a group of several heads
   ImplementationBounds& out_;
   algo::WindowMask<std::int64_t> mask_;
@@ -562,6 +596,9 @@ class GroupBounds {
   std::vector<double> acc_pdq_;  // sum_i P_ij e_i |q_ic| (dk_from_d_error)
   std::vector<std::int64_t> rows_seeing_;
   std::vector<std::uint8_t> dk_column_conditional_;  // a row seeing the key may overflow dP or dS
+  // The backward's wanted keys of the group (every key without a sample), as a list and per key.
+  std::vector<std::int64_t> wanted_keys_;
+  std::vector<std::uint8_t> key_wanted_;
 };
 
 void require_shape(const HostTensor& t, const Shape& s, const char* name) {
@@ -594,7 +631,7 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward) {
 
 ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
                                            bool backward, int threads, const std::vector<double>* d_error,
-                                           GqaGradientReduction gqa) {
+                                           GqaGradientReduction gqa, const OutputSample* wanted) {
   if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   require_shape(in.q, p.q_shape(), "Q");
   require_shape(in.k, p.kv_shape(), "K");
@@ -602,12 +639,15 @@ ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, A
   if (backward) require_shape(in.dout, p.q_shape(), "dO");
   if (d_error && d_error->size() != static_cast<std::size_t>(p.batch * p.heads_q * p.seqlen_q))
     throw std::invalid_argument("implementation_bounds: d_error has the wrong size");
+  if (wanted && (static_cast<std::int64_t>(wanted->rows.size()) != p.batch * p.heads_q * p.seqlen_q ||
+                 static_cast<std::int64_t>(wanted->cols.size()) != p.batch * p.heads_kv * p.seqlen_k))
+    throw std::invalid_argument("implementation_bounds: the sample's rows and columns do not match the problem");
   const ArithmeticConstants k = constants_for(model, p.dtype);
   ImplementationBounds out = infinite_bounds(p, backward);
   parallel_for(
       p.batch * p.heads_kv,
       [&](std::int64_t item) {
-        GroupBounds group(p, in, k, backward, d_error, gqa, out);
+        GroupBounds group(p, in, k, backward, d_error, gqa, wanted, out);
         group.run(item / p.heads_kv, item % p.heads_kv);
       },
       threads);

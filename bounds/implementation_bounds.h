@@ -10,6 +10,7 @@
 
 #include "core/attention_impl.h"
 #include "core/generators.h"
+#include "core/output_sample.h"
 #include "core/problem.h"
 
 namespace flashproof::bounds {
@@ -45,9 +46,17 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward);
 // dk_from_d_error.
 // gqa: how dK and dV of a group are reduced (core/attention_impl.h); per_head_rounded adds one
 // rounding of each head's share.
+// wanted: a sampled check (core/output_sample.h; null: every element). Only the elements of its
+// rows (o, lse, dq, dq_from_d_error, dq_conditional) and of its columns (dk, dv, dk_from_d_error,
+// dk_conditional) are computed, each bit for bit as without a sample; every other element is +inf
+// in o, lse, dq, dk, dv and 0 in the from_d_error and conditional vectors, as infinite_bounds gives.
+// The forward then costs O(wanted rows x seqlen_k x head_dim); a wanted column still needs every
+// row that sees it, each visited once for all the wanted columns it sees. Throws
+// std::invalid_argument when the sample does not match p.
 ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
                                            bool backward, int threads = 0,
                                            const std::vector<double>* d_error = nullptr,
-                                           GqaGradientReduction gqa = GqaGradientReduction::group_sum);
+                                           GqaGradientReduction gqa = GqaGradientReduction::group_sum,
+                                           const OutputSample* wanted = nullptr);
 
 }  // namespace flashproof::bounds

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "core/output_sample.h"
 #include "core/problem.h"
 #include "core/tensor.h"
 
@@ -18,6 +19,9 @@ struct ForwardArgs {
   const HostTensor& v;  // [b, sk, hkv, d]
   HostTensor& o;        // [b, sq, hq, d], dtype of q
   HostTensor& lse;      // [b, hq, sq] fp32, natural log
+  // A sampled check (core/output_sample.h): only the O and LSE of these query rows are judged, and
+  // an implementation may leave the others unwritten. Null: every output is judged.
+  const OutputSample* wanted = nullptr;
 };
 
 struct BackwardArgs {
@@ -30,6 +34,10 @@ struct BackwardArgs {
   HostTensor& dq;  // like q
   HostTensor& dk;  // like k, summed over the query heads of each group
   HostTensor& dv;  // like v
+  // A sampled check: only dQ of wanted->rows and dK, dV of wanted->cols are judged; the others may
+  // be left unwritten. The given O and LSE are complete for every row a judged output needs (every
+  // row, when any column is wanted). Null: every output is judged.
+  const OutputSample* wanted = nullptr;
 };
 
 // The arithmetic an implementation is assumed to perform, which its rigorous error bound

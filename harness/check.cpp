@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "bounds/implementation_bounds.h"
+#include "harness/sample_plan.h"
 #include "core/json.h"
 #include "kernels/emu/emulator.h"
 #include "kernels/registry.h"
@@ -44,15 +45,17 @@ HostTensor poisoned(DType t, Shape shape, int rank = 4) {
 
 }  // namespace
 
-Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in) {
+Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in,
+                           const OutputSample* wanted) {
   Outputs out{poisoned(p.dtype, p.q_shape()), poisoned(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
-  impl.forward(p, ForwardArgs{in.q, in.k, in.v, out.o, out.lse});
+  const bool forward_in_full = backward && wanted && wanted->any_col();
+  impl.forward(p, ForwardArgs{in.q, in.k, in.v, out.o, out.lse, forward_in_full ? nullptr : wanted});
   if (backward) {
     out.dq = poisoned(p.dtype, p.q_shape());
     out.dk = poisoned(p.dtype, p.kv_shape());
     out.dv = poisoned(p.dtype, p.kv_shape());
     impl.backward(p, BackwardArgs{in.q, in.k, in.v, out.o, out.lse, in.dout, out.dq, out.dk,
-                                  out.dv});
+                                  out.dv, wanted});
   }
   return out;
 }
@@ -339,6 +342,8 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
 
 }  // namespace
 
+static const OutputSample* wanted(const CaseContext& ctx) { return ctx.sample ? &*ctx.sample : nullptr; }
+
 CheckRecord run_check(const Case& c, const CheckOptions& opt) {
   AttentionImpl* impl = find_implementation(c.impl);
   if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "' (see `flashproof list`)");
@@ -357,11 +362,18 @@ CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_basel
   ctx.seconds_reference = since(t0);
   ctx.domain_note = domain_violation(p, dense);  // from the reference's copy of the inputs
   t0 = Clock::now();
-  ctx.reference = reference::forward_backward(dense, c.backward, opt.reference);
+  reference::Options ref_opt = opt.reference;
+  if (opt.reference.sample > 0) {
+    SamplePlan plan = plan_sample(p, opt.reference.sample, opt.reference.sample_seed);
+    if (!plan.full) ctx.sample = std::move(plan.sample);
+  }
+  ref_opt.plan = ctx.sample ? &*ctx.sample : nullptr;
+  ref_opt.sample = 0;  // the plan, or every row and column
+  ctx.reference = reference::forward_backward(dense, c.backward, ref_opt);
   ctx.seconds_reference += since(t0);
   if (with_baseline) {
     t0 = Clock::now();
-    ctx.baseline = run_implementation(*find_implementation("naive"), p, c.backward, ctx.inputs);
+    ctx.baseline = run_implementation(*find_implementation("naive"), p, c.backward, ctx.inputs, wanted(ctx));
     ctx.seconds_baseline = since(t0);
   }
   return ctx;
@@ -391,14 +403,20 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
   r.impl_where = impl->where();
   r.reference_backend = reference::backend_name(opt.reference.backend);
   r.seconds_reference = ctx.seconds_reference;
+  if (ctx.sample) {
+    for (std::size_t x = 0; x < ctx.sample->rows.size(); ++x)
+      if (ctx.sample->rows[x]) r.sampled_rows.push_back(static_cast<std::int64_t>(x));
+    for (std::size_t x = 0; x < ctx.sample->cols.size(); ++x)
+      if (ctx.sample->cols[x]) r.sampled_columns.push_back(static_cast<std::int64_t>(x));
+  }
   r.domain_note = ctx.domain_note;
   r.inputs_in_domain = r.domain_note.empty();
 
   auto t0 = Clock::now();
   const Outputs out = [&] {
-    if (c.schedule == 0) return run_implementation(*impl, p, c.backward, in);
+    if (c.schedule == 0) return run_implementation(*impl, p, c.backward, in, wanted(ctx));
     const emu::ScopedSchedule explored(c.schedule);
-    return run_implementation(*impl, p, c.backward, in);
+    return run_implementation(*impl, p, c.backward, in, wanted(ctx));
   }();
   r.seconds_impl = since(t0);
   r.seconds_inputs = ctx.seconds_inputs;
@@ -406,7 +424,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
   std::optional<Outputs> own_base;
   if (!ctx.baseline && impl != baseline) {
     t0 = Clock::now();
-    own_base = run_implementation(*baseline, p, c.backward, in);
+    own_base = run_implementation(*baseline, p, c.backward, in, wanted(ctx));
     r.seconds_baseline = since(t0);
   }
   const Outputs& base = ctx.baseline ? *ctx.baseline : own_base ? *own_base : out;
@@ -420,16 +438,23 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
     d_error = d_error_of_given_o(p, out.o, fwd.o, in.dout);
   const bounds::ImplementationBounds rigorous = r.inputs_in_domain
       ? bounds::implementation_bounds(p, in, impl->arithmetic_model(), c.backward, opt.reference.threads,
-                                      d_error.empty() ? nullptr : &d_error, impl->gqa_gradient_reduction())
+                                      d_error.empty() ? nullptr : &d_error, impl->gqa_gradient_reduction(),
+                                      wanted(ctx))
       : bounds::infinite_bounds(p, c.backward);
   // Elements rule 2 cannot judge (an infinite bound; every element outside the domain) are held to
-  // the bound-free envelopes, computed only when there is such an element.
+  // the bound-free envelopes, computed only when a judged element needs one (a sample leaves the
+  // others' bounds infinite).
   std::optional<Envelopes> envelopes;
-  auto any_infinite = [](const std::vector<double>& v) {
-    return std::any_of(v.begin(), v.end(), [](double x) { return !std::isfinite(x); });
+  auto any_infinite = [](const std::vector<double>& v, const reference::CertifiedTensor& judged) {
+    for (std::size_t x = 0; x < v.size(); ++x)
+      if (judged.checked[x] && !std::isfinite(v[x])) return true;
+    return false;
   };
-  if (!r.inputs_in_domain || any_infinite(rigorous.o) || any_infinite(rigorous.lse) || any_infinite(rigorous.dq) ||
-      any_infinite(rigorous.dk) || any_infinite(rigorous.dv))
+  const reference::BackwardResult* bwd_ref = c.backward ? &*ctx.reference.backward : nullptr;
+  if (!r.inputs_in_domain || any_infinite(rigorous.o, ctx.reference.forward.o) ||
+      any_infinite(rigorous.lse, ctx.reference.forward.lse) ||
+      (bwd_ref && (any_infinite(rigorous.dq, bwd_ref->dq) || any_infinite(rigorous.dk, bwd_ref->dk) ||
+                   any_infinite(rigorous.dv, bwd_ref->dv))))
     envelopes = bound_free_envelopes(p, in, c.backward, opt.envelope_slack, opt.reference.threads);
   r.seconds_bounds = since(t0);
   t0 = Clock::now();
@@ -532,7 +557,17 @@ std::string to_json(const CheckRecord& r) {
   s << "  \"reference\": {\"backend\": " << json_quote(r.reference_backend)
     << ", \"sampling\": " << json_quote(r.reference_stats.sampling)
     << ", \"fallback_rows\": " << r.reference_stats.fallback_rows
-    << ", \"fallback_columns\": " << r.reference_stats.fallback_columns << "},\n";
+    << ", \"fallback_columns\": " << r.reference_stats.fallback_columns;
+  if (!r.sampled_rows.empty() || !r.sampled_columns.empty()) {
+    auto list = [&](const char* key, const std::vector<std::int64_t>& v) {
+      s << ",\n    \"" << key << "\": [";
+      for (std::size_t x = 0; x < v.size(); ++x) s << (x ? ", " : "") << v[x];
+      s << "]";
+    };
+    list("sampled_rows", r.sampled_rows);
+    list("sampled_columns", r.sampled_columns);
+  }
+  s << "},\n";
   s << "  \"tensors\": [\n";
   for (std::size_t i = 0; i < r.tensors.size(); ++i) {
     const TensorCheck& t = r.tensors[i];

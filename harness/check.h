@@ -158,6 +158,9 @@ struct CheckRecord {
   std::vector<TensorCheck> tensors;
   reference::Stats reference_stats;
   std::string reference_backend;
+  // A sampled check's judged query rows ([batch][heads_q][seqlen_q] flat indices) and key columns
+  // ([batch][heads_kv][seqlen_k]); both empty when every output was judged. In the JSON record.
+  std::vector<std::int64_t> sampled_rows, sampled_columns;
   Verdict verdict = Verdict::pass;
   bool regression = false;  // some tensor's rule 3 reported (TensorCheck::regression)
   double seconds_impl = 0, seconds_reference = 0, seconds_bounds = 0;
@@ -179,7 +182,11 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& op
 struct Outputs {
   HostTensor o, lse, dq, dk, dv;
 };
-Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in);
+// With a sample (`wanted`), the implementation is told which outputs are judged and may skip the
+// rest; the forward of a backward whose sample has key columns runs in full, since dK and dV of a
+// key need the O and LSE of every row that sees it.
+Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in,
+                           const OutputSample* wanted = nullptr);
 
 // What a check needs besides the implementation under test, the same for every implementation of
 // a case: its inputs, whether they are inside SPEC's domain, the reference's results and, when
@@ -187,6 +194,9 @@ Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward,
 // among the implementations it checks (fuzz/, harness/case_context_file.h).
 struct CaseContext {
   Inputs inputs;
+  // The judged rows and columns of a sampled check (CheckOptions::reference.sample > 0;
+  // harness/sample_plan.h); empty otherwise.
+  std::optional<OutputSample> sample;
   std::string domain_note;  // why the inputs are outside the domain; empty inside it
   reference::Results reference;
   std::optional<Outputs> baseline;

@@ -78,6 +78,15 @@ struct Masks {
 
 Masks make_masks(const Problem& p, const Options& opt, Stats& stats) {
   Masks m;
+  if (opt.plan) {
+    if (static_cast<std::int64_t>(opt.plan->rows.size()) != p.batch * p.heads_q * p.seqlen_q ||
+        static_cast<std::int64_t>(opt.plan->cols.size()) != p.batch * p.heads_kv * p.seqlen_k)
+      throw std::invalid_argument("reference: the sample's rows and columns do not match the problem");
+    m.rows = opt.plan->rows;
+    m.cols = opt.plan->cols;
+    stats.sampling = opt.plan->description;
+    return m;
+  }
   const std::int64_t nrows = p.batch * p.heads_q * p.seqlen_q;
   const std::int64_t ncols = p.batch * p.heads_kv * p.seqlen_k;
   m.rows = choose(nrows, opt.sample, derive(opt.sample_seed, 0));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/output_sample.h"
 #include "core/problem.h"
 #include "core/tensor.h"
 #include "reference/dense_inputs.h"
@@ -39,6 +40,9 @@ struct Options {
   // and dQ, and this many key columns (b, hkv, j) for dK and dV, are computed.
   std::int64_t sample = 0;
   std::uint64_t sample_seed = 0;
+  // The harness's structured sample (harness/sample_plan.h): when set, exactly these rows and
+  // columns are computed, and `sample` and `sample_seed` are not used. Must outlive the call.
+  const OutputSample* plan = nullptr;
   Mutation mutation = Mutation::none;  // tests only
 };
 

@@ -44,6 +44,7 @@ void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.shape = make_flash_shape(dtype, t.q, t.k, options);
   p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
   p.lse = t.lse;
+  p.wanted = {options.wanted_rows, options.wanted_cols};
   const int bucket = algo::head_dim_bucket(p.shape.head_dim);
 #if defined(FLASHPROOF_HAS_CUDA)
   if (target == FlashTarget::gpu) return gpu::fa2_run_forward(p, bucket, options.tiles);

@@ -58,6 +58,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
   const int head = static_cast<int>(blockIdx.z), kv_head = head / (s.heads_q / s.heads_kv);
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid % 32;
   const int first_row = m_block * kBlockM;
+#if !defined(__CUDA_ARCH__)
+  if (!p.wanted.any_row(s.heads_q, s.seqlen_q, batch, head, first_row, kBlockM)) return;  // partial launch
+#endif
 
   const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
                                   {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};

@@ -10,6 +10,7 @@ struct Fa2ForwardParams {
   FlashShape shape;
   SeqTensor q, k, v, o;
   float* lse = nullptr;  // [batch, heads_q, seqlen_q], contiguous, natural log
+  WantedOutputs wanted;  // emulated partial launches only (kernels/flash/wanted_outputs.h)
 };
 
 }  // namespace flashproof::kernels

@@ -39,6 +39,13 @@ struct FlashOptions {
   // Which tile shapes of kernels/algo/tile_configs.h run: the shipped ones, or the alternate ones
   // that the tile-independence property compares them with (slower; for testing).
   algo::TileSet tiles = algo::TileSet::shipped;
+  // Emulated target only, for sampled checks: thread blocks that produce none of these outputs are
+  // skipped and leave them unwritten (kernels/flash/wanted_outputs.h). Query rows [batch][heads_q]
+  // [seqlen_q] (O, LSE, dQ) and key columns [batch][heads_kv][seqlen_k] (dK, dV), 1 = wanted; null:
+  // all. The FA2 forward and both backwards skip; the FA1 forward runs in full. A backward is given
+  // complete O and LSE for the rows its wanted outputs need. Ignored on the GPU.
+  const std::uint8_t* wanted_rows = nullptr;
+  const std::uint8_t* wanted_cols = nullptr;
 };
 
 struct FlashForwardTensors {

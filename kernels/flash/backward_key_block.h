@@ -124,6 +124,10 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
   const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
                                   {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
   const algo::BlockRange<int> queries = algo::query_blocks_for_key_block(g, n_block);
+#if !defined(__CUDA_ARCH__)
+  // Partial launch: a key block with no wanted key visits only the query blocks with a wanted row.
+  const bool keys_wanted = p.wanted.any_col(s.heads_kv, s.seqlen_k, batch, kv_head, first_key, kBlockN);
+#endif
 
   std::uint16_t* k_s = dynamic_smem<std::uint16_t>();
   std::uint16_t* v_s = k_s + KvTile::kRows * KvTile::kCols;
@@ -154,6 +158,9 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
     const int head = kv_head * group + member;
     for (int m_block = queries.begin; m_block < queries.end; ++m_block) {
       const int first_row = m_block * kBlockM;
+#if !defined(__CUDA_ARCH__)
+      if (!keys_wanted && !p.wanted.any_row(s.heads_q, s.seqlen_q, batch, head, first_row, kBlockM)) continue;
+#endif
       tile::copy_tile_async<QTile, kThreads>(q_s, p.q.at(batch, first_row, head), p.q.row_stride,
                                              s.seqlen_q - first_row, s.head_dim, tid);
       tile::copy_tile_async<QTile, kThreads>(do_s, p.dout.at(batch, first_row, head), p.dout.row_stride,
@@ -313,6 +320,9 @@ __global__ void backward_convert_kernel(FlashBackwardParams p) {
   const int row = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int batch = static_cast<int>(blockIdx.y), head = static_cast<int>(blockIdx.z);
   if (row >= s.seqlen_q) return;
+#if !defined(__CUDA_ARCH__)
+  if (!p.wanted.any_row(s.heads_q, s.seqlen_q, batch, head, row, 1)) return;  // partial launch: dQ unwritten
+#endif
   algo::BlockRange<int> splits{0, 1};
   if (p.dq_mode == DqAccumulation::slices) {
     const algo::TileGeometry<int> g{Traits::kBlockM, Traits::kBlockN, s.seqlen_q, s.seqlen_k,

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -123,6 +124,17 @@ kernels::FlashOptions options_for(const Problem& p, const FlashKernelEntry& entr
   return o;
 }
 
+// A sampled check's judged outputs, for the emulator's partial launches (kernels/flash/wanted_outputs.h).
+kernels::FlashOptions with_wanted(kernels::FlashOptions o, const Problem& p, const OutputSample* wanted) {
+  if (wanted == nullptr) return o;
+  if (static_cast<std::int64_t>(wanted->rows.size()) != p.batch * p.heads_q * p.seqlen_q ||
+      static_cast<std::int64_t>(wanted->cols.size()) != p.batch * p.heads_kv * p.seqlen_k)
+    throw std::invalid_argument("the sample's rows and columns do not match the problem");
+  o.wanted_rows = wanted->rows.data();
+  o.wanted_cols = wanted->cols.data();
+  return o;
+}
+
 class FlashAttention final : public AttentionImpl {
  public:
   explicit FlashAttention(FlashKernelEntry entry) : entry_(std::move(entry)) {}
@@ -161,7 +173,7 @@ class FlashAttention final : public AttentionImpl {
     Staged o = stage(t, a.o, d, false);
     StagedLse lse = stage_lse(t, a.lse, false);
     entry_.forward(t, dtype(p), {q.tensor, k.tensor, v.tensor, o.tensor, static_cast<float*>(lse.buffer->data())},
-                   options_for(p, entry_));
+                   with_wanted(options_for(p, entry_), p, a.wanted));
     fetch(o, a.o);
     fetch_lse(lse, a.lse);
   }
@@ -176,7 +188,7 @@ class FlashAttention final : public AttentionImpl {
     entry_.backward(t, dtype(p),
                     {q.tensor, k.tensor, v.tensor, o.tensor, dout.tensor, dq.tensor, dk.tensor, dv.tensor,
                      static_cast<const float*>(lse.buffer->data())},
-                    options_for(p, entry_));
+                    with_wanted(options_for(p, entry_), p, a.wanted));
     fetch(dq, a.dq);
     fetch(dk, a.dk);
     fetch(dv, a.dv);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/arch/mma.h"
+#include "kernels/flash/wanted_outputs.h"
 
 namespace flashproof::kernels {
 
@@ -43,6 +44,7 @@ struct FlashBackwardParams {
   float* row_dot = nullptr;   // D = rowsum(dO * O), [batch, heads_q, seqlen_q]
   float* dq_accum = nullptr;  // fp32 dQ / scale, [slices][batch][seqlen_q][heads_q][head_dim]
   DqAccumulation dq_mode = DqAccumulation::atomic;
+  WantedOutputs wanted;  // emulated partial launches only (kernels/flash/wanted_outputs.h)
 };
 
 // Index of a query row's LSE (and of the backward's per-row D) in [batch, heads_q, seqlen_q].

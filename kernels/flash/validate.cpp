@@ -130,6 +130,7 @@ FlashBackwardParams make_flash_backward_params(FlashDtype dtype, const FlashBack
   p.dout = seq_tensor(t.dout);
   p.dq = seq_tensor(t.dq), p.dk = seq_tensor(t.dk), p.dv = seq_tensor(t.dv);
   p.lse = t.lse;
+  p.wanted = {options.wanted_rows, options.wanted_cols};
   return p;
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "core/parallel.h"
@@ -171,6 +172,36 @@ struct RowContext {
   }
 };
 
+// The outputs a call computes (ForwardArgs::wanted): a sample's rows and columns, every one without
+// a sample. What a wanted output is computed from does not depend on which others are wanted, so
+// its bits are those of the full run.
+struct WantedOutputs {
+  const Problem& p;
+  const OutputSample* sample;
+  WantedOutputs(const Problem& problem, const OutputSample* s) : p(problem), sample(s) {
+    if (s && (static_cast<std::int64_t>(s->rows.size()) != p.batch * p.heads_q * p.seqlen_q ||
+              static_cast<std::int64_t>(s->cols.size()) != p.batch * p.heads_kv * p.seqlen_k))
+      throw std::invalid_argument("naive: the sample's rows and columns do not match the problem");
+  }
+  bool row(std::int64_t b, std::int64_t h, std::int64_t i) const {
+    return !sample || sample->row((b * p.heads_q + h) * p.seqlen_q + i);
+  }
+  // The wanted query rows as flat [b][hq][sq] indices, in order.
+  std::vector<std::int64_t> rows() const {
+    std::vector<std::int64_t> out;
+    for (std::int64_t r = 0; r < p.batch * p.heads_q * p.seqlen_q; ++r)
+      if (!sample || sample->row(r)) out.push_back(r);
+    return out;
+  }
+  // The wanted key columns j of kv head hk of batch entry b, in order.
+  std::vector<std::int64_t> columns(std::int64_t b, std::int64_t hk) const {
+    std::vector<std::int64_t> out;
+    for (std::int64_t j = 0; j < p.seqlen_k; ++j)
+      if (!sample || sample->col((b * p.heads_kv + hk) * p.seqlen_k + j)) out.push_back(j);
+    return out;
+  }
+};
+
 class NaiveAttention final : public AttentionImpl {
  public:
   explicit NaiveAttention(NaiveFlaw flaw) : flaw_(flaw) {}
@@ -196,7 +227,9 @@ class NaiveAttention final : public AttentionImpl {
     const bool flip = flip_order(p, forward_calls_);
     const FloatRows q(a.q), v(a.v);
     const FloatColumns kt(FloatRows(a.k));
-    parallel_for(p.batch * p.heads_q * p.seqlen_q, [&](std::int64_t r) {
+    const std::vector<std::int64_t> rows = WantedOutputs(p, a.wanted).rows();  // the others stay untouched
+    parallel_for(static_cast<std::int64_t>(rows.size()), [&](std::int64_t x) {
+      const std::int64_t r = rows[x];
       const std::int64_t i = r % p.seqlen_q, h = (r / p.seqlen_q) % p.heads_q,
                          b = r / (p.seqlen_q * p.heads_q);
       std::vector<float> prob, o(p.head_dim);
@@ -222,6 +255,7 @@ class NaiveAttention final : public AttentionImpl {
 
   void backward(const Problem& p, const BackwardArgs& a) override {
     const RowContext ctx(p, flaw_);
+    const WantedOutputs wanted(p, a.wanted);
     const bool reverse = flip_order(p, backward_calls_);
     const float scale = ctx.scale;
     const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
@@ -230,11 +264,22 @@ class NaiveAttention final : public AttentionImpl {
     // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
     parallel_for(p.batch * p.heads_kv, [&](std::int64_t r) {
       const std::int64_t hk = r % p.heads_kv, b = r / p.heads_kv;
+      // dK, dV of the wanted keys only; a row is needed for its own dQ or for a wanted key it sees
+      // (dS_ij needs the whole row's P and D_i), and then its P, dP and D once for all those keys.
+      const std::vector<std::int64_t> keys = wanted.columns(b, hk);
       std::vector<float> dk(sk * d, 0.f), dv(sk * d, 0.f), prob, ds(sk), dq(d);
       std::vector<std::int64_t> order(sk);
       for (std::int64_t j = 0; j < sk; ++j) order[j] = reverse ? sk - 1 - j : j;
       for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h) {
         for (std::int64_t i = 0; i < sq; ++i) {
+          // The flawed dK keeps only the last query head's share (its first row overwrites).
+          const bool overwrite_dk = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0;
+          const bool dq_wanted = wanted.row(b, h, i);
+          if (!dq_wanted && std::none_of(keys.begin(), keys.end(), [&](std::int64_t j) { return ctx.visible(i, j); })) {
+            if (overwrite_dk)  // as below for keys the row does not see
+              for (std::int64_t j : keys) std::fill(dk.data() + j * d, dk.data() + (j + 1) * d, 0.f);
+            continue;
+          }
           ctx.softmax_row(q, kt, b, h, i, prob);
           const float *qi = q.row(b, h, i), *doi = dout.row(b, h, i);
           // Masked pairs are skipped rather than multiplied by a zero weight, so that whatever K
@@ -253,11 +298,11 @@ class NaiveAttention final : public AttentionImpl {
             if (ctx.visible(i, j)) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
           std::vector<char> seen(sk);
           for (std::int64_t j = 0; j < sk; ++j) seen[j] = ctx.visible(i, j);
-          weighted_row_sums(order, seen, ds.data(), [&](std::int64_t j) { return k.row(b, hk, j); }, d, dq.data());
-          for (std::int64_t c = 0; c < d; ++c) a.dq.set(b, i, h, c, dq[c] * scale);
-          // The flawed dK keeps only the last query head's share (its first row overwrites).
-          const bool overwrite_dk = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0;
-          for (std::int64_t j = 0; j < sk; ++j) {
+          if (dq_wanted) {
+            weighted_row_sums(order, seen, ds.data(), [&](std::int64_t j) { return k.row(b, hk, j); }, d, dq.data());
+            for (std::int64_t c = 0; c < d; ++c) a.dq.set(b, i, h, c, dq[c] * scale);
+          }
+          for (std::int64_t j : keys) {
             float *dkj = dk.data() + j * d, *dvj = dv.data() + j * d;
             if (!seen[j]) {
               if (overwrite_dk) std::fill(dkj, dkj + d, 0.f);
@@ -272,7 +317,7 @@ class NaiveAttention final : public AttentionImpl {
           }
         }
       }
-      for (std::int64_t j = 0; j < sk; ++j)
+      for (std::int64_t j : keys)
         for (std::int64_t c = 0; c < d; ++c) {
           a.dk.set(b, j, hk, c, dk[j * d + c] * scale);
           a.dv.set(b, j, hk, c, dv[j * d + c]);

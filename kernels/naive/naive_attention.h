@@ -4,6 +4,11 @@
 // (dP, dS rounded to the dtype between the fp32-accumulated products). Masked pairs are skipped,
 // not multiplied by a zero weight, so NaN stored at masked positions cannot reach an output (the
 // memory property of properties/ holds every implementation to this for keys no row sees).
+// With a sample (ForwardArgs::wanted, BackwardArgs::wanted; core/output_sample.h) it writes only
+// the wanted outputs, each bit for bit as the full run computes it, and leaves the others as they
+// were: O, LSE and dQ of a row cost O(seqlen_k x head_dim); dK, dV of a key need P, dP and D of
+// every row that sees it, computed once per such row for all the wanted keys it sees. Every flaw
+// below keeps its defect under a sample.
 #pragma once
 
 #include <memory>

@@ -1,0 +1,147 @@
+// How often a sampled check catches each deliberately broken variant of the naive baseline
+// (kernels/naive: NaiveFlaw), beside a full check of the same cases: what judging a sample costs in
+// caught bugs (docs/fuzz.md, "Sampled checks"). Cases are seeded shapes large enough that the sample
+// (--sample N random rows and columns plus the structured ones) leaves most outputs out: sequence
+// lengths log-uniform in [256, 2048], head dims 32/64/128, GQA, no mask / causal (some with rows that
+// see no key) / local windows, forward or backward. A case counts as caught when the check's
+// verdict is fail.
+//
+//   bench_sampled_catch_rate [--cases 20] [--sample 16] [--seed 1] [--flaws a,b,...] [--json FILE]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/run_header.h"
+#include "core/rng.h"
+#include "harness/check.h"
+#include "harness/sample_plan.h"
+#include "kernels/naive/naive_attention.h"
+
+using namespace flashproof;
+
+namespace {
+
+[[noreturn]] void usage(const std::string& why) {
+  std::cerr << "bench_sampled_catch_rate: " << why << "\n";
+  std::exit(2);
+}
+
+std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
+  char* end = nullptr;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || n < lo || n > hi)
+    usage(option + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + text + "'");
+  return n;
+}
+
+std::int64_t log_uniform(Rng& r, std::int64_t lo, std::int64_t hi) {
+  const double x = std::exp(std::log(static_cast<double>(lo)) + r.uniform() * std::log(static_cast<double>(hi) / lo));
+  return std::min<std::int64_t>(hi, std::max<std::int64_t>(lo, static_cast<std::int64_t>(x)));
+}
+
+Case make_case(std::uint64_t seed, std::int64_t index) {
+  Rng r(derive(seed, static_cast<std::uint64_t>(index)));
+  Case c;
+  Problem& p = c.problem;
+  p.dtype = r.below(2) ? DType::bf16 : DType::fp16;
+  p.seqlen_q = log_uniform(r, 256, 2048);
+  p.seqlen_k = log_uniform(r, 256, 2048);
+  const std::int64_t dims[] = {32, 64, 128};
+  p.head_dim = dims[r.below(3)];
+  p.batch = 1 + static_cast<std::int64_t>(r.below(2));
+  p.heads_kv = 1 + static_cast<std::int64_t>(r.below(2));
+  p.heads_q = p.heads_kv * (1 + static_cast<std::int64_t>(r.below(3)));
+  switch (r.below(3)) {
+    case 0: break;
+    case 1:  // causal; half of these with more queries than keys, so the first rows see no key
+      p.window_left = -1, p.window_right = 0;
+      if (r.below(2) && p.seqlen_q <= p.seqlen_k) std::swap(p.seqlen_q, p.seqlen_k);
+      if (p.seqlen_q == p.seqlen_k) p.seqlen_q += 17;
+      break;
+    default:
+      p.window_left = static_cast<std::int64_t>(r.below(256));
+      p.window_right = r.below(2) ? 0 : -1;
+  }
+  c.seed = r.next();
+  c.backward = r.below(2) == 1;
+  return c;
+}
+
+struct Tally {
+  std::string flaw;
+  int cases = 0, full = 0, sampled = 0;
+  double judged_fraction = 0;  // mean share of query rows the sample judged
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::int64_t cases = 20, sample = 16;
+  std::uint64_t seed = 1;
+  std::string json;
+  std::vector<std::string> only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (i + 1 >= argc) usage(a + " needs a value");
+    const std::string v = argv[++i];
+    if (a == "--cases") cases = parse_count(a, v, 1, 100000);
+    else if (a == "--sample") sample = parse_count(a, v, 1, std::int64_t{1} << 20);
+    else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_count(a, v, 0, std::int64_t{1} << 62));
+    else if (a == "--json") json = v;
+    else if (a == "--flaws") {
+      std::stringstream list(v);
+      for (std::string item; std::getline(list, item, ',');) only.push_back(item);
+    } else usage("unknown option " + a);
+  }
+  std::vector<Tally> tallies;
+  for (const NaiveFlaw flaw : kNaiveFlaws) {
+    const std::string name = naive_flaw_name(flaw);
+    if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
+    const auto broken = make_naive_attention(flaw);
+    Tally t{name};
+    for (std::int64_t k = 0; k < cases; ++k) {
+      Case c = make_case(seed, k);
+      c.impl = broken->name();
+      CheckOptions full, sampled;
+      full.reference.threads = sampled.reference.threads = 0;
+      sampled.reference.sample = sample;
+      sampled.reference.sample_seed = c.seed;
+      const CheckRecord rf = run_check(c, *broken, full);
+      const CheckRecord rs = run_check(c, *broken, sampled);
+      ++t.cases;
+      t.full += rf.verdict == Verdict::fail;
+      t.sampled += rs.verdict == Verdict::fail;
+      const double rows = static_cast<double>(c.problem.batch * c.problem.heads_q * c.problem.seqlen_q);
+      t.judged_fraction += (rs.sampled_rows.empty() ? rows : static_cast<double>(rs.sampled_rows.size())) / rows;
+    }
+    t.judged_fraction /= t.cases;
+    std::fprintf(stderr, "%s: full %d, sampled %d of %d\n", name.c_str(), t.full, t.sampled, t.cases);
+    tallies.push_back(t);
+  }
+  std::printf("bench_sampled_catch_rate: how often a sampled check catches each broken variant\n");
+  std::printf("date      %s\n", bench::utc_now().c_str());
+  std::printf("commit    %s\n", bench::commit_of(FLASHPROOF_SOURCE_DIR).c_str());
+  std::printf("machine   %s\n", bench::cpu_model().c_str());
+  std::printf("cases     %lld per variant (seed %llu): seqlens 256..2048, d 32/64/128, GQA, masks, forward or backward; "
+              "--sample %lld\n", static_cast<long long>(cases), static_cast<unsigned long long>(seed),
+              static_cast<long long>(sample));
+  std::printf("load      %s at the end\n", bench::load_average().c_str());
+  std::printf("%-30s %6s %12s %14s %14s\n", "variant", "cases", "full: fail", "sampled: fail", "rows judged");
+  for (const Tally& t : tallies)
+    std::printf("%-30s %6d %12d %14d %13.1f%%\n", t.flaw.c_str(), t.cases, t.full, t.sampled, 100 * t.judged_fraction);
+  if (!json.empty()) {
+    std::ofstream out(json);
+    for (const Tally& t : tallies)
+      out << "{\"variant\": \"" << t.flaw << "\", \"cases\": " << t.cases << ", \"full_fail\": " << t.full
+          << ", \"sampled_fail\": " << t.sampled << ", \"sample\": " << sample << ", \"rows_judged\": "
+          << t.judged_fraction << "}\n";
+    if (!out) usage("cannot write " + json);
+  }
+  return 0;
+}
