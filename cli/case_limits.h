@@ -17,13 +17,14 @@ struct CaseLimits {
 };
 
 // Throws UsageError (one line) when the case exceeds a limit.
-inline void check_case_limits(const Problem& p, bool backward, const CaseLimits& limits) {
-  const auto [work, gib] = case_cost(p, backward);
+inline void check_case_limits(const Problem& p, bool backward, const CaseLimits& limits, std::int64_t sample = 0) {
+  const auto [work, gib] = case_cost(p, backward, sample);
   const double max_gib = limits.max_memory_gib > 0 ? limits.max_memory_gib : physical_memory_gib();
   char line[320];
   if (work > limits.max_work) {
     std::snprintf(line, sizeof line,
-                  "the case needs %.3g multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim), more than "
+                  "the case needs %.3g multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim, or the sampled rows' "
+                  "share of a sampled forward), more than "
                   "--max-work %.3g; raise --max-work to run it",
                   work, limits.max_work);
     throw UsageError(line);

@@ -171,7 +171,7 @@ int run_check_command(Args a) {
     c.problem.window_right = 0;
   }
   if (const std::string e = c.problem.validate(); !e.empty()) throw UsageError(e);
-  cli::check_case_limits(c.problem, c.backward, limits);
+  cli::check_case_limits(c.problem, c.backward, limits, opt.reference.sample);
   // Saved before the run, so a case whose implementation crashes is kept as well.
   if (!save_case.empty()) write_case_file(save_case, c, opt);
   return report(run_check(c, opt), json);
@@ -223,7 +223,7 @@ int run_replay_command(Args a) {
   if (!file) throw UsageError("replay needs a case file (flashproof replay FILE [--json])");
   CaseFile cf = read_case_file(*file);
   cf.options.reference.threads = threads;
-  cli::check_case_limits(cf.c.problem, cf.c.backward, limits);
+  cli::check_case_limits(cf.c.problem, cf.c.backward, limits, cf.options.reference.sample);
   // The deliberately flawed baselines of the property suite are not registered; their failures'
   // case files name them.
   std::unique_ptr<AttentionImpl> flawed = make_flawed_naive(cf.c.impl);

@@ -6,6 +6,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "core/problem.h"
 
 namespace flashproof {
@@ -23,10 +26,15 @@ struct CaseCost {
   double memory_gib = 0;  // the check's memory, over-estimated
 };
 
-inline CaseCost case_cost(const Problem& p, bool backward) {
+// With a sample (a check's --sample N, harness/sample_plan.h) a forward judges at most about N
+// plus the structured rows (counted generously as kStructuredRowsAtMost), each costing seqlen_k *
+// head_dim; a backward's key columns need every row's softmax, so its work stays the full one.
+inline constexpr double kStructuredRowsAtMost = 1024;
+inline CaseCost case_cost(const Problem& p, bool backward, std::int64_t sample = 0) {
   const double b = static_cast<double>(p.batch), d = static_cast<double>(p.head_dim);
-  const double work = b * static_cast<double>(p.heads_q) * static_cast<double>(p.seqlen_q) *
-                      static_cast<double>(p.seqlen_k) * d;
+  const double rows = b * static_cast<double>(p.heads_q) * static_cast<double>(p.seqlen_q);
+  const double judged = sample > 0 && !backward ? std::min(rows, static_cast<double>(sample) + kStructuredRowsAtMost) : rows;
+  const double work = judged * static_cast<double>(p.seqlen_k) * d;
   const double q_like = b * static_cast<double>(p.seqlen_q) * static_cast<double>(p.heads_q) * d;  // Q, dO, O, dQ
   const double kv_like = b * static_cast<double>(p.seqlen_k) * static_cast<double>(p.heads_kv) * d;  // K, V, dK, dV
   return {work, kCheckBytesPerElement * (q_like * (backward ? 4 : 3) + kv_like * (backward ? 4 : 2)) / (1 << 30)};

@@ -513,5 +513,51 @@ TEST(Check, WindowSidesNearTwoToTheSixtyThreeAreUnboundedSides) {
   }
 }
 
+// A sampled check (harness/sample_plan.h) judges only its rows and columns, says which in the
+// record, and still catches a defect the structured part reaches: NaN in the rows that see no key,
+// of which it holds the first two and the last (the naive baseline itself passes the same case).
+Case sampled_case(const std::string& impl) {
+  Case c;
+  c.impl = impl;
+  c.backward = true;
+  c.problem.seqlen_q = 1200;  // causal, bottom-right: rows 0..499 see no key
+  c.problem.seqlen_k = 700;
+  c.problem.head_dim = 32;
+  c.problem.window_right = 0;
+  c.seed = 5;
+  return c;
+}
+
+TEST(Check, ASampledCheckJudgesItsSampleAndSaysWhich) {
+  CheckOptions opt;
+  opt.reference.sample = 8;
+  opt.reference.sample_seed = 2;
+  const CheckRecord r = run_check(sampled_case("fa2-deterministic"), opt);
+  EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+  ASSERT_FALSE(r.sampled_rows.empty());
+  EXPECT_LT(r.sampled_rows.size(), 200u);
+  EXPECT_EQ(tensor(r, "O").errors.count, static_cast<std::int64_t>(r.sampled_rows.size()) * 32);
+  EXPECT_EQ(tensor(r, "dK").errors.count, static_cast<std::int64_t>(r.sampled_columns.size()) * 32);
+  const std::string json = to_json(r);
+  EXPECT_NE(json.find("\"sampled_rows\": [0, 1, "), std::string::npos) << json.substr(0, 2000);
+  EXPECT_NE(json.find("\"sampled_columns\": [0, 1, "), std::string::npos);
+  EXPECT_NE(r.reference_stats.sampling.find("of 1200 query rows"), std::string::npos) << r.reference_stats.sampling;
+  // Without a sample nothing is listed, and the record's JSON is what it was.
+  const CheckRecord full = run_check(small_case("naive", false));
+  EXPECT_TRUE(full.sampled_rows.empty() && full.sampled_columns.empty());
+  EXPECT_EQ(to_json(full).find("sampled_rows"), std::string::npos);
+}
+
+TEST(Check, ASampledCheckCatchesADefectInTheRowsThatSeeNoKey) {
+  CheckOptions opt;
+  opt.reference.sample = 8;
+  const auto broken = make_naive_attention(NaiveFlaw::nan_on_empty_row);
+  Case c = sampled_case(broken->name());
+  c.backward = false;
+  const CheckRecord r = run_check(c, *broken, opt);
+  EXPECT_EQ(r.verdict, Verdict::fail) << to_table(r);
+  EXPECT_FALSE(r.sampled_rows.empty());
+}
+
 }  // namespace
 }  // namespace flashproof
