@@ -1,5 +1,5 @@
 // How often a sampled check catches each deliberately broken variant of the naive baseline
-// (kernels/naive: NaiveFlaw), beside a full check of the same cases: what judging a sample costs in
+// (kernels/naive: NaiveFlaw, and one with a single wrong interior row), beside a full check of the same cases: what judging a sample costs in
 // caught bugs (docs/fuzz.md, "Sampled checks"). Cases are seeded shapes large enough that the sample
 // (--sample N random rows and columns plus the structured ones) leaves most outputs out: sequence
 // lengths log-uniform in [256, 2048], head dims 32/64/128, GQA, no mask / causal (some with rows that
@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,6 +75,27 @@ Case make_case(std::uint64_t seed, std::int64_t index) {
   return c;
 }
 
+// The naive baseline with one wrong output row: row seqlen_q / 2 + 3 of the first (batch, head) has 1
+// added to its O, a defect confined to one interior row that only a sample holding that row can see.
+class OneInteriorRowWrong final : public AttentionImpl {
+ public:
+  std::string name() const override { return "one-interior-row-wrong"; }
+  std::string description() const override { return "naive with 1 added to one interior O row"; }
+  std::string where() const override { return "host"; }
+  std::string unsupported_reason(const Problem& p, bool b) const override { return naive_->unsupported_reason(p, b); }
+  ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
+  void forward(const Problem& p, const ForwardArgs& a) override {
+    naive_->forward(p, a);
+    const std::int64_t i = p.seqlen_q / 2 + 3;
+    if (a.wanted && !a.wanted->row(i)) return;  // not computed, not judged
+    for (std::int64_t c = 0; c < p.head_dim; ++c) a.o.set(0, i, 0, c, a.o.get(0, i, 0, c) + 1);
+  }
+  void backward(const Problem& p, const BackwardArgs& a) override { naive_->backward(p, a); }
+
+ private:
+  std::unique_ptr<AttentionImpl> naive_ = make_naive_attention();
+};
+
 struct Tally {
   std::string flaw;
   int cases = 0, full = 0, sampled = 0;
@@ -100,10 +123,11 @@ int main(int argc, char** argv) {
     } else usage("unknown option " + a);
   }
   std::vector<Tally> tallies;
-  for (const NaiveFlaw flaw : kNaiveFlaws) {
-    const std::string name = naive_flaw_name(flaw);
+  std::vector<std::pair<std::string, std::unique_ptr<AttentionImpl>>> variants;
+  for (const NaiveFlaw flaw : kNaiveFlaws) variants.emplace_back(naive_flaw_name(flaw), make_naive_attention(flaw));
+  variants.emplace_back("one-interior-row-wrong", std::make_unique<OneInteriorRowWrong>());
+  for (auto& [name, broken] : variants) {
     if (!only.empty() && std::find(only.begin(), only.end(), name) == only.end()) continue;
-    const auto broken = make_naive_attention(flaw);
     Tally t{name};
     for (std::int64_t k = 0; k < cases; ++k) {
       Case c = make_case(seed, k);
