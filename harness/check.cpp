@@ -363,10 +363,7 @@ CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_basel
   ctx.domain_note = domain_violation(p, dense);  // from the reference's copy of the inputs
   t0 = Clock::now();
   reference::Options ref_opt = opt.reference;
-  if (opt.reference.sample > 0) {
-    SamplePlan plan = plan_sample(p, opt.reference.sample, opt.reference.sample_seed);
-    if (!plan.full) ctx.sample = std::move(plan.sample);
-  }
+  ctx.sample = judged_sample(p, opt.reference.sample, opt.reference.sample_seed);
   ref_opt.plan = ctx.sample ? &*ctx.sample : nullptr;
   ref_opt.sample = 0;  // the plan, or every row and column
   ctx.reference = reference::forward_backward(dense, c.backward, ref_opt);

@@ -167,4 +167,11 @@ SamplePlan plan_sample(const Problem& p, std::int64_t random_count, std::uint64_
   return plan;
 }
 
+std::optional<OutputSample> judged_sample(const Problem& p, std::int64_t random_count, std::uint64_t seed) {
+  if (random_count <= 0) return std::nullopt;
+  SamplePlan plan = plan_sample(p, random_count, seed);
+  if (plan.full) return std::nullopt;
+  return std::move(plan.sample);
+}
+
 }  // namespace flashproof

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/output_sample.h"
 #include "core/problem.h"
@@ -28,5 +29,7 @@ struct SamplePlan {
   bool full = false;
 };
 SamplePlan plan_sample(const Problem& p, std::int64_t random_count, std::uint64_t seed);
+// The sample a check judges: none (every output) when random_count <= 0 or the plan is full.
+std::optional<OutputSample> judged_sample(const Problem& p, std::int64_t random_count, std::uint64_t seed);
 
 }  // namespace flashproof

@@ -59,6 +59,34 @@ TEST(CaseContextFile, LoadedContextChecksLikeTheFreshOne) {
   fs::remove(file);
 }
 
+// A sampled check's context: the loaded one judges the same sample (it is recomputed from the key),
+// so the implementation is told the same rows and columns and the records agree.
+TEST(CaseContextFile, ALoadedSampledContextJudgesTheSameSample) {
+  Case c = gqa_causal_backward();
+  c.problem.batch = 1;
+  c.problem.seqlen_q = 500;
+  c.problem.seqlen_k = 450;
+  CheckOptions opt;
+  opt.reference.sample = 4;
+  opt.reference.sample_seed = 9;
+  const CaseContext fresh = prepare_case(c, opt, true);
+  ASSERT_TRUE(fresh.sample.has_value());
+  const std::string file = path("sampled");
+  save_case_context(file, c, opt, fresh);
+  const std::optional<CaseContext> loaded = load_case_context(file, c, opt);
+  ASSERT_TRUE(loaded.has_value() && loaded->sample.has_value());
+  EXPECT_EQ(loaded->sample->rows, fresh.sample->rows);
+  EXPECT_EQ(loaded->sample->cols, fresh.sample->cols);
+  Case ci = c;
+  ci.impl = "fa2-deterministic";
+  CheckRecord a = run_check(ci, *find_implementation(ci.impl), *loaded, opt);
+  CheckRecord b = run_check(ci, *find_implementation(ci.impl), fresh, opt);
+  a.seconds_impl = a.seconds_reference = a.seconds_bounds = b.seconds_impl = b.seconds_reference = b.seconds_bounds = 0;
+  EXPECT_EQ(to_json(a), to_json(b));
+  EXPECT_FALSE(a.sampled_rows.empty());
+  fs::remove(file);
+}
+
 TEST(CaseContextFile, RefusesAnotherCaseOtherOptionsAndDamage) {
   const Case c = gqa_causal_backward();
   const std::string file = path("refuse");
