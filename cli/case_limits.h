@@ -23,8 +23,7 @@ inline void check_case_limits(const Problem& p, bool backward, const CaseLimits&
   char line[320];
   if (work > limits.max_work) {
     std::snprintf(line, sizeof line,
-                  "the case needs %.3g multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim, or the sampled rows' "
-                  "share of a sampled forward), more than "
+                  "the case needs %.3g multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim), more than "
                   "--max-work %.3g; raise --max-work to run it",
                   work, limits.max_work);
     throw UsageError(line);

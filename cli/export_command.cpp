@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -42,7 +43,11 @@ void write_index(const ExportSpec& spec, const std::vector<ExportedCase>& entrie
     o << (i ? ", " : "") << json_quote(dtype_name(spec.generator.dtypes[i]));
   o << "], \"backward\": \"" << direction_name(spec.generator.direction) << "\", \"max_seqlen\": "
     << spec.generator.max_seqlen << ", \"max_work\": " << spec.generator.max_work << ", \"masks\": \""
-    << masks_name(spec.masks) << "\"},\n  \"cases\": [";
+    << masks_name(spec.masks) << "\"";
+  // Only when not the default, so that a default export's index.json is what it always was.
+  if (spec.generator.profile != fuzz::Profile::standard)
+    o << ", \"profile\": " << json_quote(fuzz::profile_name(spec.generator.profile));
+  o << "},\n  \"cases\": [";
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const ExportedCase& e = entries[i];
     o << (i ? ",\n" : "\n") << "    {\"index\": " << e.index << ", \"directory\": " << json_quote(e.directory)
@@ -119,11 +124,20 @@ std::vector<ExportedCase> export_cases(const ExportSpec& spec) {
     } else {
       first_of_directory[e.directory] = entries.size();
     }
-    const std::string note = "flashproof export --seed " + std::to_string(spec.generator.seed) + ": case " +
+    const std::string profile =
+        spec.generator.profile == fuzz::Profile::standard ? "" : std::string(" --profile ") + fuzz::profile_name(spec.generator.profile);
+    const std::string note = "flashproof export --seed " + std::to_string(spec.generator.seed) + profile + ": case " +
                              std::to_string(index) + ", kind " + f.kind + ", masks " + masks_name(spec.masks) +
                              "; set impl to imported:<backend> to replay it";
     exchange::write_case(spec.out, e.c, note);
-    e.logit_scale = fuzz::max_scaled_logit(e.c.problem, generate_inputs(e.c.problem, e.c.dist, e.c.seed));
+    const Problem& p = e.c.problem;
+    const double pairs_work = static_cast<double>(p.batch) * static_cast<double>(p.heads_q) *
+                              static_cast<double>(p.seqlen_q) * static_cast<double>(p.seqlen_k) *
+                              static_cast<double>(p.head_dim);
+    if (spec.generator.profile == fuzz::Profile::production && pairs_work > fuzz::kProductionMaxLogitScanWork)
+      e.logit_scale = std::numeric_limits<double>::quiet_NaN();  // "nan": the scan would take hours
+    else
+      e.logit_scale = fuzz::max_scaled_logit(p, generate_inputs(p, e.c.dist, e.c.seed));
     entries.push_back(std::move(e));
   }
   write_index(spec, entries);
@@ -132,11 +146,11 @@ std::vector<ExportedCase> export_cases(const ExportSpec& spec) {
 
 int run_export_command(Args a) {
   ExportSpec spec;
-  bool seed_given = false;
+  GeneratorOptionsGiven given;
   while (!a.done()) {
     Arg item(a);
     const std::string_view arg = item.name;
-    if (parse_generator_option(item, spec.generator, seed_given)) {
+    if (parse_generator_option(item, spec.generator, given)) {
       continue;
     } else if (arg == "--cases") {
       spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next(), kMaxExportCases));
@@ -153,7 +167,8 @@ int run_export_command(Args a) {
       throw UsageError("unknown option '" + std::string(arg) + "' for export");
     }
   }
-  if (!seed_given) throw UsageError("export needs --seed S (the cases are a function of it)");
+  if (!given.seed) throw UsageError("export needs --seed S (the cases are a function of it)");
+  check_generator_options(spec.generator, given);
   if (spec.cases == 0) throw UsageError("export needs --cases N");
   if (spec.out.empty()) throw UsageError("export needs --out DIR");
   const std::vector<ExportedCase> entries = export_cases(spec);

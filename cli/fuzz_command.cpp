@@ -16,11 +16,11 @@ int run_fuzz_command(Args a) {
   fuzz::CampaignSpec spec;
   std::optional<fuzz::Shard> shard;
   std::optional<std::uint64_t> shard_count;
-  bool seed_given = false;
+  GeneratorOptionsGiven given;
   while (!a.done()) {
     Arg item(a);
     const std::string_view arg = item.name;
-    if (parse_generator_option(item, spec.generator, seed_given)) {
+    if (parse_generator_option(item, spec.generator, given)) {
       continue;
     } else if (arg == "--impl") {
       const std::string_view v = item.next();
@@ -45,6 +45,11 @@ int run_fuzz_command(Args a) {
       spec.jobs = static_cast<int>(parse_count(arg, item.next(), fuzz::kMaxJobs));
     } else if (arg == "--case-timeout") {
       spec.case_timeout = parse_count(arg, item.next());
+    } else if (arg == "--sample") {
+      const std::string_view v = item.next();
+      const auto n = parse_number<std::int64_t>(arg, v);
+      if (n < 0) throw UsageError("--sample must be >= 0 (0: every element), got " + std::string(v));
+      spec.sample = n;
     } else if (arg == "--no-shrink") {
       item.flag();
       spec.shrink = false;
@@ -55,7 +60,8 @@ int run_fuzz_command(Args a) {
     }
   }
   if (spec.out.empty()) throw UsageError("fuzz needs --out DIR (the campaign directory)");
-  if (!seed_given) throw UsageError("fuzz needs --seed S (the campaign is a function of it)");
+  if (!given.seed) throw UsageError("fuzz needs --seed S (the campaign is a function of it)");
+  check_generator_options(spec.generator, given);
   if (spec.impls.empty())
     for (AttentionImpl* impl : implementations()) spec.impls.push_back(impl->name());
   if (shard && shard_count && shard->count != *shard_count)

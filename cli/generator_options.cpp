@@ -22,11 +22,11 @@ std::vector<std::string> split_list(std::string_view opt, std::string_view text)
   return out;
 }
 
-bool parse_generator_option(Arg& item, fuzz::GeneratorSettings& g, bool& seed_given) {
+bool parse_generator_option(Arg& item, fuzz::GeneratorSettings& g, GeneratorOptionsGiven& given) {
   const std::string_view arg = item.name;
   if (arg == "--seed") {
     g.seed = parse_number<std::uint64_t>(arg, item.next());
-    seed_given = true;
+    given.seed = true;
   } else if (arg == "--dtype") {
     g.dtypes.clear();
     for (const std::string& name : split_list(arg, item.next())) {
@@ -43,12 +43,27 @@ bool parse_generator_option(Arg& item, fuzz::GeneratorSettings& g, bool& seed_gi
     else throw UsageError("--backward expects yes, no or both, got '" + std::string(v) + "'");
   } else if (arg == "--max-seqlen") {
     g.max_seqlen = parse_count(arg, item.next());
+    if (given.limit.empty()) given.limit = arg;
   } else if (arg == "--max-work") {
     g.max_work = parse_count(arg, item.next());
+    if (given.limit.empty()) given.limit = arg;
+  } else if (arg == "--profile") {
+    const std::string_view v = item.next();
+    const std::optional<fuzz::Profile> p = fuzz::parse_profile(v);
+    if (!p) throw UsageError("--profile expects default or production, got '" + std::string(v) + "'");
+    g.profile = *p;
   } else {
     return false;
   }
   return true;
+}
+
+void check_generator_options(const fuzz::GeneratorSettings& g, const GeneratorOptionsGiven& given) {
+  // Refused rather than ignored: a limit the user asked for and the campaign did not keep would
+  // be a surprise hours later.
+  if (g.profile == fuzz::Profile::production && !given.limit.empty())
+    throw UsageError(given.limit + " does not apply to --profile production (its sizes are the profile's own; "
+                     "docs/fuzz.md, Production profile)");
 }
 
 }  // namespace flashproof::cli

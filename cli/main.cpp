@@ -49,10 +49,16 @@ constexpr const char* kUsage =
     "       flashproof prove [NAME...] [--list] [--smt2 DIR] [--timeout SECONDS] [--verbose]\n"
     "       flashproof fuzz [--impl all|I[,I...]] [--dtype D[,D...]] (--cases N | --minutes M) --seed S\n"
     "                       [--shard i/n] [--shard-count n] [--backward yes|no|both] [--max-seqlen L]\n"
-    "                       [--max-work W] [--jobs J] [--case-timeout SECONDS] [--no-shrink] --out DIR\n"
+    "                       [--max-work W] [--jobs J] [--case-timeout SECONDS] [--no-shrink]\n"
+    "                       [--profile default|production] [--sample N] --out DIR\n"
     "       flashproof report DIR... --out DIR\n"
     "       flashproof export --seed S --cases N [--dtype D[,D...]] [--backward yes|no|both]\n"
-    "                         [--max-seqlen L] [--max-work W] [--masks none|causal-square|any] --out DIR\n"
+    "                         [--max-seqlen L] [--max-work W] [--profile default|production]\n"
+    "                         [--masks none|causal-square|any] --out DIR\n"
+    "fuzz, export: --profile production draws the sizes of real models (sequences to 131072, index\n"
+    "              and grid limits; docs/fuzz.md); --max-seqlen and --max-work apply to the default\n"
+    "              profile only. fuzz --sample N: judge N random rows and columns per check beside\n"
+    "              the structured ones (0: every element; default 0, production 64)\n"
     "environment: FLASHPROOF_IMPORT=DIR registers imported:<backend> for the outputs under an\n"
     "             exported DIR (docs/exchange.md) before any command runs\n";
 

@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "core/json.h"
+#include "core/rng.h"
 #include "fuzz/campaign_meta.h"
 #include "fuzz/case_runner.h"
 #include "fuzz/child_process.h"
@@ -40,6 +41,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uint64_t kAll = std::numeric_limits<std::uint64_t>::max();
+// The sample's seed: a stream of the case's input seed that no input tensor uses.
+constexpr std::uint64_t kSampleSeedStream = 0x73616d706c65;  // "sample"
 
 std::string command_output(const std::string& command) {
   std::string out;
@@ -146,7 +149,8 @@ std::string foreign_record(const CampaignSpec& s, const std::string& id, const J
   if (index % s.shard.count != s.shard.index || (s.cases && index >= *s.cases))
     return "a record of case " + std::to_string(index) + ", not a case of this campaign's shard " + s.shard.text() + refusal;
   const Json* c = r.find("case");
-  if (c == nullptr || !same_json(*c, parse_json(one_line(case_to_json(campaign_case(s, index, impl))))))
+  const Case expected = campaign_case(s, index, impl);
+  if (c == nullptr || !same_json(*c, parse_json(one_line(case_to_json(expected, campaign_check_options(s, expected))))))
     return "case " + std::to_string(index) + " differs from this campaign's case " + std::to_string(index) + refusal;
   return {};
 }
@@ -177,6 +181,7 @@ struct Task {
   std::string impl;
   Case c;
   std::string kind;
+  CheckOptions options;  // campaign_check_options of the case
 };
 
 struct Running {
@@ -206,6 +211,14 @@ std::string shell_quoted(std::string_view s) {
   return o + "'";
 }
 
+CheckOptions campaign_check_options(const CampaignSpec& spec, const Case& c) {
+  CheckOptions options;
+  options.reference.sample = campaign_sample(spec);
+  // Only when sampling: an unsampled campaign's records keep the options they always had.
+  if (options.reference.sample > 0) options.reference.sample_seed = derive(c.seed, kSampleSeedStream);
+  return options;
+}
+
 Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl) {
   Case c = generate_case(spec.generator, index).c;
   c.impl = impl;
@@ -229,6 +242,8 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
     throw std::invalid_argument("--jobs must be between 1 and " + std::to_string(kMaxJobs));
   if (spec.generator.max_seqlen < 1 || spec.generator.max_work < 1)
     throw std::invalid_argument("--max-seqlen and --max-work must be at least 1");
+  if (spec.sample && *spec.sample < 0)
+    throw std::invalid_argument("--sample must be >= 0 (0: every element), got " + std::to_string(*spec.sample));
   for (const std::string& name : spec.impls) {
     const AttentionImpl* impl = find_implementation(name);
     if (impl == nullptr) throw std::invalid_argument("unknown implementation '" + name + "' (flashproof list)");
@@ -266,7 +281,6 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   fs::remove(fs::path(spec.out) / "ended.json", ec);  // this run has not ended (write_end_marker)
 
   std::ofstream seeds(fs::path(spec.out) / "progress.log", std::ios::app);
-  const CheckOptions options;
   CampaignResult result;
   result.resumed = log.records();
 
@@ -306,12 +320,13 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
         progress.drop_from_total();
         continue;
       }
-      return Task{index, impl, c, f.kind};
+      return Task{index, impl, c, f.kind, campaign_check_options(spec, c)};
     }
     return std::nullopt;
   };
 
   const auto record = [&](const Task& t, CaseOutcome o) {
+    const CheckOptions& options = t.options;
     std::string failure_file, replay;
     Case saved = t.c;
     if ((o.status == "fail" || o.status == "crash")) {
@@ -334,8 +349,17 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
       replay = "flashproof replay " + shell_quoted((fs::path(spec.out) / failure_file).string());
       result.failure_files.push_back((fs::path(spec.out) / failure_file).string());
     }
-    if (o.status == "crash")  // the child died before measuring it
-      o.logit_scale = max_scaled_logit(t.c.problem, generate_inputs(t.c.problem, t.c.dist, t.c.seed));
+    if (o.status == "crash") {  // the child died before measuring it: measured here, over every pair
+      const Problem& p = t.c.problem;
+      const double pairs_work = static_cast<double>(p.batch) * static_cast<double>(p.heads_q) *
+                                static_cast<double>(p.seqlen_q) * static_cast<double>(p.seqlen_k) *
+                                static_cast<double>(p.head_dim);
+      // In a sampled campaign not beyond kProductionMaxLogitScanWork (an unsampled one's cases are
+      // small): "nan" in the record, not measured.
+      o.logit_scale = options.reference.sample > 0 && pairs_work > kProductionMaxLogitScanWork
+                          ? std::numeric_limits<double>::quiet_NaN()
+                          : max_scaled_logit(p, generate_inputs(p, t.c.dist, t.c.seed));
+    }
     std::ostringstream line;
     line << "{\"format\": \"flashproof-fuzz-record\", \"version\": 1, \"campaign_seed\": \"" << spec.generator.seed
          << "\", \"campaign_id\": \"" << campaign_id << "\", \"index\": " << t.index << ", \"impl\": " << json_quote(t.impl)
@@ -353,7 +377,8 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   };
 
   // With several implementations, those of one case share its reference and baseline through a
-  // file (fuzz/case_runner.h), removed once the case's last implementation is recorded.
+  // file (fuzz/case_runner.h), removed once the case's last implementation is recorded. A sampled
+  // campaign's file gives each implementation the same sample (recomputed from the case and options).
   const bool share = spec.share_cases && spec.impls.size() > 1;
   const auto shared_file = [&](std::uint64_t index) {
     return share ? (fs::path(spec.out) / ".work" / ("case-" + std::to_string(index) + ".ctx")).string()
@@ -371,6 +396,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
             << distribution_name(t->c.dist) << " " << t->c.problem.describe() << (t->c.backward ? " backward" : "")
             << "\n" << std::flush;
       const Case c = t->c;
+      const CheckOptions options = t->options;
       const std::string scratch = (fs::path(spec.out) / ".work" / ("job" + std::to_string(slot++ % 1024))).string();
       const std::string shared = shared_file(t->index);
       ++in_flight[t->index];

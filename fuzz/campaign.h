@@ -36,7 +36,25 @@ struct CampaignSpec {
   bool shrink = true;
   // With several implementations, those of a case share its reference and baseline (case_runner.h).
   bool share_cases = true;
+  // The random query rows and key columns each check judges beside the structured sample
+  // (CheckOptions::reference.sample, harness/sample_plan.h); 0: every element. Unset: the profile's
+  // default, 0 for the default profile and kProductionSample for production, whose full checks
+  // would take hours.
+  std::optional<std::int64_t> sample;
 };
+
+inline constexpr std::int64_t kProductionSample = 64;
+
+// The sample the campaign's checks use: spec.sample, else its profile's default. Inline for
+// campaign_meta.cpp (see case_generator.h's Profile).
+inline std::int64_t campaign_sample(const CampaignSpec& spec) {
+  return spec.sample.value_or(spec.generator.profile == Profile::production ? kProductionSample : 0);
+}
+
+// The check options of a campaign's case: the defaults, with the campaign's sample and, when it
+// samples, a sample seed derived from the case's input seed (so every implementation of the case,
+// its shrinking and its replay judge the same rows and columns).
+CheckOptions campaign_check_options(const CampaignSpec& spec, const Case& c);
 
 struct CampaignResult {
   std::uint64_t run = 0;       // records produced by this run

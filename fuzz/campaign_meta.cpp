@@ -22,7 +22,12 @@ std::string parameters_json(const CampaignSpec& s) {
     << ", \"minutes\": " << (s.minutes ? json_number(*s.minutes) : "null")
     << ", \"backward\": " << json_quote(direction_name(s.generator.direction))
     << ", \"max_seqlen\": " << s.generator.max_seqlen << ", \"max_work\": " << s.generator.max_work
-    << ", \"shard\": {\"index\": " << s.shard.index << ", \"count\": " << s.shard.count << "}}";
+    << ", \"shard\": {\"index\": " << s.shard.index << ", \"count\": " << s.shard.count << "}";
+  // Written only when not the defaults, so that a default campaign's campaign.json is what it was
+  // before profiles existed and its directories still resume.
+  if (s.generator.profile != Profile::standard) o << ", \"profile\": " << json_quote(profile_name(s.generator.profile));
+  if (const std::int64_t sample = campaign_sample(s); sample != 0) o << ", \"sample\": " << sample;
+  o << "}";
   return o.str();
 }
 
@@ -47,7 +52,7 @@ Json check_campaign_json(std::string_view text, const CampaignSpec& s, const std
   const Json* theirs = existing.find("parameters");
   if (theirs == nullptr || !same_json(*theirs, parse_json(parameters_json(s))))
     throw std::invalid_argument(s.out + " holds another campaign's results (its campaign.json differs in seed, "
-                                "implementations, dtypes, budget, limits or shard); use another --out");
+                                "implementations, dtypes, budget, limits, shard, profile or sample); use another --out");
   return existing;
 }
 

@@ -51,15 +51,22 @@ constexpr Kind kKinds[] = {{"normal", 6},       {"extreme-logits", 6},    {"near
                            {"dominant-key", 2}, {"equal-rows", 1},        {"max-in-last-block", 2},
                            {"masked-rows", 2},  {"subnormal", 1}};
 
-std::string pick_kind(Rng& r) {
+// The production profile's kinds (docs/fuzz.md, "Production profile"): the long sequences get the
+// most weight; the index and grid limits, ragged tails and long rescaling chains each come often
+// enough that a campaign of a dozen cases meets most of them.
+constexpr Kind kProductionKinds[] = {{"long-context", 3}, {"long-kv", 3},     {"index-limit", 2},
+                                     {"many-heads", 2},   {"ragged-tail", 2}, {"accumulated-rounding", 2}};
+
+template <std::size_t N>
+std::string pick_kind(Rng& r, const Kind (&kinds)[N]) {
   int total = 0;
-  for (const Kind& k : kKinds) total += k.weight;
+  for (const Kind& k : kinds) total += k.weight;
   int x = static_cast<int>(r.below(static_cast<std::uint64_t>(total)));
-  for (const Kind& k : kKinds) {
+  for (const Kind& k : kinds) {
     if (x < k.weight) return k.name;
     x -= k.weight;
   }
-  return "normal";
+  return kinds[0].name;
 }
 
 std::string distribution_for(Rng& r, const std::string& kind) {
@@ -78,22 +85,168 @@ std::string distribution_for(Rng& r, const std::string& kind) {
   return kind;  // dominant-key, equal-rows, subnormal
 }
 
-}  // namespace
+// ---- the production profile ----
 
-const std::vector<std::string>& case_kinds() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> v;
-    for (const Kind& k : kKinds) v.push_back(k.name);
-    return v;
-  }();
-  return names;
+const std::int64_t kModelHeadDims[] = {64, 80, 96, 128, 256};
+// Around 2^15 and 2^16: a 16-bit index (signed or not) of a key wraps at one of them.
+const std::int64_t kIndexLimits[] = {32767, 32768, 32769, 65535, 65536, 65537};
+
+std::int64_t q_elements(const Problem& p) { return p.batch * p.seqlen_q * p.heads_q * p.head_dim; }
+std::int64_t kv_elements(const Problem& p) { return p.batch * p.seqlen_k * p.heads_kv * p.head_dim; }
+std::int64_t all_rows_work(const Problem& p) { return p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim; }
+
+// Log-uniform in [lo, hi] (both powers of two), a third of the time a power of two, the lengths
+// models are trained and served at.
+std::int64_t long_seqlen(Rng& r, std::int64_t lo, std::int64_t hi) {
+  if (r.below(3) == 0) {
+    std::uint64_t steps = 0;
+    while ((lo << (steps + 1)) <= hi) ++steps;
+    return lo << r.below(steps + 1);
+  }
+  const double x = std::exp(std::log(static_cast<double>(lo)) +
+                            r.uniform() * (std::log(static_cast<double>(hi)) - std::log(static_cast<double>(lo))));
+  return std::clamp<std::int64_t>(std::llround(x), lo, hi);
 }
 
-FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index) {
+// 1, 2, 4 or 8 K/V heads, groups of 1, 2, 4 or 8 (MHA, GQA, MQA as models ship them), a quarter of
+// the cases with two batch entries.
+void model_heads(Rng& r, Problem& p) {
+  p.heads_kv = std::int64_t{1} << r.below(4);
+  p.heads_q = p.heads_kv << r.below(4);
+  p.batch = r.below(4) == 0 ? 2 : 1;
+}
+
+// None, causal, or a sliding window of 4096 (Mistral's) or 1024 keys back and none ahead.
+void model_mask(Rng& r, Problem& p) {
+  const std::uint64_t m = r.below(3);
+  if (m == 1) p.window_left = -1, p.window_right = 0;
+  if (m == 2) p.window_left = r.below(2) == 0 ? 4096 : 1024, p.window_right = 0;
+}
+
+// Mostly N(0, 1), as activations are; a fifth uniform or scaled for other logit spreads.
+std::string model_values(Rng& r) {
+  const std::uint64_t x = r.below(10);
+  return x == 0 ? "uniform" : x == 1 ? "scaled:" + std::to_string(pick(r, 2, 8)) : "normal";
+}
+
+// Within kProductionMaxElements per tensor: the second batch entry goes, then group members, then
+// K/V heads with their groups; the sequence lengths, each kind's point, stay. One head of 256 at
+// 131072 is 2^25, so this always ends within the cap.
+void fit_elements(Problem& p) {
+  while (q_elements(p) > kProductionMaxElements || kv_elements(p) > kProductionMaxElements) {
+    if (p.batch > 1) {
+      p.batch = 1;
+    } else if (q_elements(p) > kProductionMaxElements && p.heads_q > p.heads_kv) {
+      p.heads_q /= 2;
+    } else if (p.heads_kv > 1) {
+      p.heads_kv /= 2, p.heads_q /= 2;
+    } else {
+      break;
+    }
+  }
+}
+
+// Whether the case runs the backward. A sampled check still pays the backward's all-rows pass
+// (dK and dV of key j need P_ij of every row i, so the reference and the baseline compute every
+// row wherever the sample has a key column): only seqlen_q x seqlen_k <= 2^28 (implied by the
+// work limit from head dim 64 on), with heads shed until that pass is within
+// kProductionMaxBackwardWork, else the forward.
+bool production_backward(Rng& r, const GeneratorSettings& s, Problem& p, bool kind_allows) {
+  const bool want = s.direction == GeneratorSettings::Direction::both ? r.below(2) == 1
+                                                                      : s.direction == GeneratorSettings::Direction::backward;
+  if (!want || !kind_allows || p.seqlen_q * p.seqlen_k > kProductionMaxBackwardPairs) return false;
+  while (all_rows_work(p) > kProductionMaxBackwardWork) {
+    if (p.batch > 1) p.batch = 1;
+    else if (p.heads_q > p.heads_kv) p.heads_q /= 2;
+    else if (p.heads_kv > 1) p.heads_kv /= 2, p.heads_q /= 2;
+    else return false;  // one head is still too much (head dim 256 at 2^28 pairs)
+  }
+  return true;
+}
+
+// batch x heads_q in (65535, 131072], each at most 65535: a grid that puts (batch, head) pairs in
+// one dimension passes the 65535 limit of gridDim.y and z; either many heads in 2-4 batch
+// entries, or many batch entries of 2-64 heads. Head dims 32 and 64, sequences of 1 to 32, or to
+// as few as 8 where the element cap needs (2^26 / (2^17 x 64)).
+void many_heads(Rng& r, Problem& p) {
+  if (r.below(2) == 0) {
+    p.batch = pick(r, 2, 4);
+    p.heads_q = pick(r, 65535 / p.batch + 1, std::min<std::int64_t>(65535, 131072 / p.batch));
+    p.heads_kv = r.below(2) == 0 ? 1 : p.heads_q;  // MQA or MHA (the count is rarely a power of two)
+  } else {
+    p.heads_q = std::int64_t{2} << r.below(6);  // 2 .. 64
+    p.batch = pick(r, 65535 / p.heads_q + 1, std::min<std::int64_t>(65535, 131072 / p.heads_q));
+    p.heads_kv = p.heads_q >> r.below(2);  // MHA or groups of 2
+  }
+  p.head_dim = r.below(2) == 0 ? 32 : 64;
+  const std::int64_t longest_q = kProductionMaxElements / (p.batch * p.heads_q * p.head_dim);
+  const std::int64_t longest_k = kProductionMaxElements / (p.batch * p.heads_kv * p.head_dim);
+  p.seqlen_q = pick(r, 1, std::min<std::int64_t>(32, longest_q));
+  p.seqlen_k = pick(r, 1, std::min<std::int64_t>(32, longest_k));
+}
+
+FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
   const std::uint64_t case_seed = derive(s.seed, index);
   Rng r(derive(case_seed, kShapeStream));
   FuzzCase f;
-  f.kind = pick_kind(r);
+  f.kind = pick_kind(r, kProductionKinds);
+  Problem& p = f.c.problem;
+  p.dtype = s.dtypes[r.below(s.dtypes.size())];
+  std::string values;
+  bool backward_allowed = true;
+  if (f.kind == "many-heads") {
+    many_heads(r, p);
+  } else {
+    p.head_dim = kModelHeadDims[r.below(std::size(kModelHeadDims))];
+    model_heads(r, p);
+    if (f.kind == "long-context") {  // prefill of a long prompt
+      p.seqlen_q = p.seqlen_k = long_seqlen(r, 16384, 131072);
+    } else if (f.kind == "long-kv") {  // decode (one query) or a short chunk against a long KV cache
+      p.seqlen_q = r.below(3) == 0 ? 1 : pick(r, 2, 64);
+      p.seqlen_k = long_seqlen(r, 16384, 131072);
+    } else if (f.kind == "index-limit") {
+      p.seqlen_q = pick(r, 1, 64);
+      p.seqlen_k = kIndexLimits[r.below(std::size(kIndexLimits))];
+    } else if (f.kind == "ragged-tail") {  // 128 k + 1: the last tile of every tile size holds one row or key
+      p.seqlen_q = 128 * pick(r, 32, 255) + 1;
+      p.seqlen_k = r.below(2) == 0 ? p.seqlen_q : 128 * pick(r, 32, 255) + 1;
+    } else {  // accumulated-rounding: hundreds of key blocks, each rescaling the running sums
+      p.seqlen_k = long_seqlen(r, 16384, 65536);
+      p.seqlen_q = r.below(2) == 0 ? p.seqlen_k : pick(r, 1, 64);
+      // Half with the row maximum rising in every key block (growing-max), so that every block
+      // rescales; the forward alone, where those rescalings accumulate.
+      values = r.below(2) == 0 ? "normal" : "growing-max:" + std::to_string(2 << r.below(9));
+      backward_allowed = false;
+    }
+    fit_elements(p);
+  }
+  model_mask(r, p);
+  if (values.empty()) values = model_values(r);
+  f.c.dist = *parse_distribution(values);
+  f.c.seed = derive(case_seed, kInputStream);
+  f.c.impl.clear();
+  f.c.backward = production_backward(r, s, p, backward_allowed);
+  return f;
+}
+
+}  // namespace
+
+const std::vector<std::string>& case_kinds(Profile p) {
+  const auto names_of = [](const auto& kinds) {
+    std::vector<std::string> v;
+    for (const Kind& k : kinds) v.push_back(k.name);
+    return v;
+  };
+  static const std::vector<std::string> standard = names_of(kKinds), production = names_of(kProductionKinds);
+  return p == Profile::production ? production : standard;
+}
+
+FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index) {
+  if (s.profile == Profile::production) return production_case(s, index);
+  const std::uint64_t case_seed = derive(s.seed, index);
+  Rng r(derive(case_seed, kShapeStream));
+  FuzzCase f;
+  f.kind = pick_kind(r, kKinds);
   Problem& p = f.c.problem;
   p.dtype = s.dtypes[r.below(s.dtypes.size())];
   p.seqlen_q = seqlen(r, s.max_seqlen);

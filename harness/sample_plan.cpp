@@ -94,6 +94,11 @@ struct Axis {
       set(0, 0, x);
       set(batch - 1, heads - 1, x);
     }
+    // Heads inside a GQA group (a wrong head mapping can spare the first and the last): the ends
+    // and the middle of heads 1 and heads / 2.
+    for (std::int64_t h : {std::int64_t{1}, heads / 2})
+      if (h < heads)
+        for (std::int64_t x : {std::int64_t{0}, n / 2, n - 1}) set(0, h, x);
     // (batch, head) pairs whose linear index crosses a 16-bit limit (grid dimensions): their ends.
     for (std::int64_t limit : {std::int64_t{1} << 15, std::int64_t{1} << 16})
       for (std::int64_t bh = limit - 1; bh <= limit; ++bh)

@@ -5,7 +5,8 @@
 //    two and last two tiles of every tile shape in kernels/algo/tile_configs.h (the last one
 //    ragged); the neighbours of the mask's edges (where a row's first or last visible key leaves
 //    the sequence's ends, the last row that sees no key and the first that sees one, and the same
-//    for keys); positions 2^15 and 2^16 and their neighbours (16-bit indices); and wherever the
+//    for keys); the first, middle and last position of heads 1 and heads / 2 of the first batch
+//    entry (inside a GQA group); positions 2^15 and 2^16 and their neighbours (16-bit indices); and wherever the
 //    flat index of a tensor element, a row or a (batch, head) pair crosses 2^15, 2^16, 2^31 or 2^32
 //    (32-bit offsets; the grid's 65535 limit), in whichever (batch, head) that falls;
 //  - random: N rows and N columns from a seeded stream, in groups of up to 8 inside one random

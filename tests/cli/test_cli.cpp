@@ -403,4 +403,69 @@ TEST(Cli, FuzzKilledAndResumedLosesNoCase) {
   fs::remove_all(whole);
 }
 
+// --profile and --sample (docs/fuzz.md, Production profile): bad values, and the limits the
+// production profile does not take, in either order, are one line with exit status 2.
+TEST(Cli, ProfileAndSampleBadInputIsOneLineWithStatus2) {
+  // --impl naive: were a check missing, the case would run in seconds, not for an hour.
+  const std::string out = " --out " + testing::TempDir() + "fp_profile_" + std::to_string(getpid());
+  const char* cases[][2] = {
+      {"fuzz --seed 1 --cases 1 --profile fast", "--profile expects default or production, got 'fast'"},
+      {"fuzz --seed 1 --cases 1 --profile", "--profile needs a value"},
+      {"fuzz --seed 1 --cases 1 --profile=", "--profile expects default or production, got ''"},
+      {"fuzz --seed 1 --cases 1 --sample -1", "--sample must be >= 0 (0: every element), got -1"},
+      {"fuzz --seed 1 --cases 1 --sample 1.5", "--sample expects a number, got '1.5'"},
+      {"fuzz --seed 1 --cases 1 --sample 64x", "--sample expects a number, got '64x'"},
+      {"fuzz --seed 1 --cases 1 --sample", "--sample needs a value"},
+      {"fuzz --seed 1 --cases 1 --sample 99999999999999999999", "--sample is out of range"},
+      {"fuzz --seed 1 --cases 1 --profile production --max-seqlen 64",
+       "--max-seqlen does not apply to --profile production"},
+      {"fuzz --seed 1 --cases 1 --max-seqlen 64 --profile production",
+       "--max-seqlen does not apply to --profile production"},
+      {"fuzz --seed 1 --cases 1 --profile production --max-work 4096", "--max-work does not apply to --profile production"},
+      {"export --seed 1 --cases 1 --profile production --max-seqlen 64",
+       "--max-seqlen does not apply to --profile production"},
+      {"export --seed 1 --cases 1 --profile huge", "--profile expects default or production, got 'huge'"},
+      {"export --seed 1 --cases 1 --sample 4", "unknown option '--sample' for export"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::string command = args;
+    // Right after the verb: the last option may lack its value.
+    command.insert(command.find(' '), out + (command.starts_with("fuzz") ? " --impl naive" : ""));
+    const Result r = run(command);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(testing::TempDir() + "fp_profile_" + std::to_string(getpid())));
+}
+
+// --profile default and --sample 0 are the defaults: the campaign.json of a campaign given them is
+// the one of a campaign given neither, so either resumes the other's directory.
+TEST(Cli, DefaultProfileAndSampleLeaveTheCampaignAsItWas) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / ("fp_default_profile_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const std::string args = "fuzz --impl naive --seed 4 --cases 3 --max-seqlen 16 --max-work 4096 --out " + dir.string();
+  const Result plain = run(args);
+  ASSERT_NE(plain.status, 2) << plain.err;
+  const auto parameters = [&] {
+    std::ifstream in(dir / "campaign.json");
+    for (std::string line; std::getline(in, line);)
+      if (line.find("\"parameters\"") != std::string::npos) return line;
+    return std::string();
+  };
+  const std::string before = parameters();
+  EXPECT_EQ(before.find("profile"), std::string::npos) << before;
+  EXPECT_EQ(before.find("sample"), std::string::npos) << before;
+  const Result again = run(args + " --profile default --sample 0");
+  EXPECT_EQ(again.status, plain.status) << again.err;
+  EXPECT_NE(again.out.find("0 records this run, 3 from earlier runs"), std::string::npos) << again.out;
+  EXPECT_EQ(parameters(), before);
+  const Result production = run("fuzz --impl naive --seed 4 --cases 3 --profile production --out " + dir.string());
+  EXPECT_EQ(production.status, 2);  // another campaign's directory
+  EXPECT_NE(production.err.find("holds another campaign's results"), std::string::npos) << production.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "core/json.h"
 #include "fuzz/campaign.h"
+#include "fuzz/campaign_meta.h"
 #include "fuzz/progress.h"
 #include "fuzz/results_log.h"
 #include "fuzz/shard.h"
@@ -71,6 +72,36 @@ TEST(CaseGenerator, IsAFunctionOfSeedAndIndex) {
   int same = 0;
   for (std::uint64_t i = 0; i < 50; ++i) same += case_to_json(generate_case(g, i).c) == case_to_json(generate_case(other, i).c);
   EXPECT_EQ(same, 0);
+}
+
+// The default profile's cases, pinned: a hash of the first 300 cases' files and kinds under three
+// settings, taken before the production profile existed. Saved case files, resumed campaigns and
+// campaign.json comparisons all rely on these draws never moving.
+TEST(CaseGenerator, TheDefaultProfileIsPinned) {
+  const auto hash = [](const GeneratorSettings& g) {
+    std::uint64_t h = 1469598103934665603u;  // FNV-1a
+    for (std::uint64_t i = 0; i < 300; ++i) {
+      const FuzzCase f = generate_case(g, i);
+      for (char ch : case_to_json(f.c) + f.kind) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211u;
+    }
+    return h;
+  };
+  GeneratorSettings plain;
+  plain.seed = 11;
+  GeneratorSettings small = plain;
+  small.seed = 0;
+  small.dtypes = {DType::fp32};
+  small.direction = GeneratorSettings::Direction::forward;
+  small.max_seqlen = 64;
+  small.max_work = 4096;
+  GeneratorSettings large = plain;
+  large.seed = 123456789;
+  large.direction = GeneratorSettings::Direction::backward;
+  large.max_seqlen = 2048;
+  large.max_work = std::int64_t{1} << 24;
+  EXPECT_EQ(hash(plain), 16958123574874846414u);
+  EXPECT_EQ(hash(small), 1966596988871234865u);
+  EXPECT_EQ(hash(large), 10829055284904420546u);
 }
 
 TEST(CaseGenerator, CoversEveryKindShapeAndTheDomainEdge) {
@@ -157,6 +188,203 @@ TEST(CaseGenerator, NearDtypeMaxKeepsTheLogitsModerateInHalfItsCases) {
   EXPECT_NEAR(moderate, near_max / 2.0, 4 * std::sqrt(near_max / 4.0));
   EXPECT_LT(largest_logit, 16);
   EXPECT_GT(dp_beyond_fp16, 0);
+}
+
+// ---- the production profile ----
+
+std::int64_t q_elements(const Problem& p) { return p.batch * p.seqlen_q * p.heads_q * p.head_dim; }
+std::int64_t kv_elements(const Problem& p) { return p.batch * p.seqlen_k * p.heads_kv * p.head_dim; }
+
+// Every kind at its weight, every case valid and within the element cap, each kind with its
+// shape (docs/fuzz.md, "Production profile"), backwards only where the all-rows pass fits.
+TEST(ProductionProfile, GivesEveryKindWithItsShapeWithinTheCap) {
+  GeneratorSettings g;
+  g.seed = 5;
+  g.profile = Profile::production;
+  std::map<std::string, int> kinds, backward, normal;
+  std::set<std::int64_t> head_dims, index_limits, windows;
+  std::set<std::string> dtypes;
+  int causal = 0, none = 0, growing = 0, pow2_long = 0;
+  const int n = 3000;
+  for (int i = 0; i < n; ++i) {
+    const FuzzCase f = generate_case(g, static_cast<std::uint64_t>(i));
+    const Problem& p = f.c.problem;
+    const std::string what = f.kind + " " + p.describe();
+    ASSERT_EQ(p.validate(), "") << what;
+    ASSERT_LE(q_elements(p), kProductionMaxElements) << what;
+    ASSERT_LE(kv_elements(p), kProductionMaxElements) << what;
+    ASSERT_FALSE(p.scale.has_value()) << what;
+    ++kinds[f.kind];
+    dtypes.insert(std::string(dtype_name(p.dtype)));
+    backward[f.kind] += f.c.backward;
+    normal[f.kind] += f.c.dist.kind == Distribution::Kind::normal;
+    if (f.c.backward) {  // the all-rows pass of the backward fits
+      EXPECT_LE(p.seqlen_q * p.seqlen_k, kProductionMaxBackwardPairs) << what;
+      EXPECT_LE(p.batch * p.heads_q * p.seqlen_q * p.seqlen_k * p.head_dim, kProductionMaxBackwardWork) << what;
+    }
+    if (p.causal()) ++causal;
+    else if (!p.has_mask()) ++none;
+    else {
+      EXPECT_EQ(p.window_right, 0) << what;
+      windows.insert(p.window_left);
+    }
+    if (f.kind == "many-heads") {  // (batch, head) pairs past one grid dimension's 65535
+      EXPECT_GT(p.batch * p.heads_q, 65535) << what;
+      EXPECT_LE(p.batch * p.heads_q, 131072) << what;
+      EXPECT_LE(p.heads_q, 65535) << what;
+      EXPECT_LE(p.batch, 65535) << what;
+      EXPECT_TRUE(p.seqlen_q >= 1 && p.seqlen_q <= 32 && p.seqlen_k >= 1 && p.seqlen_k <= 32) << what;
+      EXPECT_TRUE(p.head_dim == 32 || p.head_dim == 64) << what;
+      continue;
+    }
+    head_dims.insert(p.head_dim);
+    if (f.kind == "long-context") {
+      EXPECT_EQ(p.seqlen_q, p.seqlen_k) << what;
+      EXPECT_TRUE(p.seqlen_k >= 16384 && p.seqlen_k <= 131072) << what;
+      pow2_long += (p.seqlen_k & (p.seqlen_k - 1)) == 0;
+    } else if (f.kind == "long-kv") {
+      EXPECT_TRUE(p.seqlen_q >= 1 && p.seqlen_q <= 64) << what;
+      EXPECT_TRUE(p.seqlen_k >= 16384 && p.seqlen_k <= 131072) << what;
+    } else if (f.kind == "index-limit") {
+      EXPECT_TRUE(p.seqlen_q >= 1 && p.seqlen_q <= 64) << what;
+      const std::set<std::int64_t> limits = {32767, 32768, 32769, 65535, 65536, 65537};
+      EXPECT_TRUE(limits.count(p.seqlen_k)) << what;
+      index_limits.insert(p.seqlen_k);
+    } else if (f.kind == "ragged-tail") {  // the last tile holds one row and one key
+      for (std::int64_t len : {p.seqlen_q, p.seqlen_k}) {
+        EXPECT_EQ(len % 128, 1) << what;
+        EXPECT_TRUE(len >= 4096 && len <= 32768) << what;
+      }
+    } else if (f.kind == "accumulated-rounding") {
+      EXPECT_TRUE(p.seqlen_k >= 16384 && p.seqlen_k <= 65536) << what;
+      EXPECT_TRUE(p.seqlen_q == p.seqlen_k || p.seqlen_q <= 64) << what;
+      EXPECT_FALSE(f.c.backward) << what;
+      const bool growing_max = f.c.dist.kind == Distribution::Kind::growing_max;
+      EXPECT_TRUE(growing_max || f.c.dist.kind == Distribution::Kind::normal) << what;
+      growing += growing_max;
+    } else {
+      ADD_FAILURE() << "unknown kind " << what;
+    }
+  }
+  // Weights of case_generator.cpp: 3, 3, 2, 2, 2, 2 of 14; each kind within 4 sigma.
+  const std::map<std::string, double> weight = {{"long-context", 3}, {"long-kv", 3},     {"index-limit", 2},
+                                                {"many-heads", 2},   {"ragged-tail", 2}, {"accumulated-rounding", 2}};
+  ASSERT_EQ(kinds.size(), weight.size());
+  ASSERT_EQ(case_kinds(Profile::production).size(), weight.size());
+  for (const auto& [kind, w] : weight) {
+    const double expected = n * w / 14, sigma = std::sqrt(expected * (1 - w / 14));
+    EXPECT_NEAR(kinds[kind], expected, 4 * sigma) << kind;
+    EXPECT_EQ(std::count(case_kinds(Profile::production).begin(), case_kinds(Profile::production).end(), kind), 1);
+  }
+  EXPECT_EQ(head_dims, (std::set<std::int64_t>{64, 80, 96, 128, 256}));
+  EXPECT_EQ(index_limits.size(), 6u);
+  EXPECT_EQ(windows, (std::set<std::int64_t>{1024, 4096}));
+  EXPECT_EQ(dtypes, (std::set<std::string>{"fp16", "bf16"}));
+  EXPECT_GT(causal, n / 5);
+  EXPECT_GT(none, n / 5);
+  EXPECT_GT(pow2_long, kinds["long-context"] / 5);
+  EXPECT_GT(growing, kinds["accumulated-rounding"] / 4);
+  // Backwards where the kind and the all-rows pass allow them: decode and index-limit cases mostly
+  // can, long contexts almost never.
+  for (const char* kind : {"long-kv", "index-limit", "ragged-tail", "many-heads"}) EXPECT_GT(backward[kind], kinds[kind] / 10) << kind;
+  EXPECT_LT(backward["long-context"], kinds["long-context"] / 20);
+  // Mostly normal values (accumulated-rounding: half growing-max).
+  for (const auto& [kind, w] : weight) EXPECT_GT(normal[kind], kinds[kind] * (kind == "accumulated-rounding" ? 0.35 : 0.7)) << kind;
+}
+
+TEST(ProductionProfile, IsAFunctionOfSeedAndIndex) {
+  GeneratorSettings g;
+  g.seed = 3;
+  g.profile = Profile::production;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    const FuzzCase a = generate_case(g, i), b = generate_case(g, i);
+    EXPECT_EQ(case_to_json(a.c), case_to_json(b.c));
+    EXPECT_EQ(a.kind, b.kind);
+  }
+  GeneratorSettings other = g;
+  other.seed = 4;
+  GeneratorSettings standard = g;
+  standard.profile = Profile::standard;
+  int same = 0, same_as_default = 0;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    same += case_to_json(generate_case(g, i).c) == case_to_json(generate_case(other, i).c);
+    same_as_default += case_to_json(generate_case(g, i).c) == case_to_json(generate_case(standard, i).c);
+  }
+  EXPECT_EQ(same, 0);
+  EXPECT_EQ(same_as_default, 0);
+  // --backward no gives forwards only, --backward yes backwards wherever the case allows one.
+  GeneratorSettings forward = g, backward = g;
+  forward.direction = GeneratorSettings::Direction::forward;
+  backward.direction = GeneratorSettings::Direction::backward;
+  int backwards = 0;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    EXPECT_FALSE(generate_case(forward, i).c.backward);
+    backwards += generate_case(backward, i).c.backward;
+  }
+  EXPECT_GT(backwards, 200 / 3);
+}
+
+// The campaign's check options: a default campaign's are the defaults (its records and case files
+// unchanged), a production campaign samples 64 rows and columns with a seed of the case's.
+TEST(ProductionProfile, CampaignsSampleAndSayItOnlyWhenNotTheDefault) {
+  CampaignSpec plain;
+  plain.generator.seed = 42;
+  plain.impls = {"naive", "fa2"};
+  plain.cases = 1000;
+  const Case c = campaign_case(plain, 3, "naive");
+  EXPECT_EQ(case_to_json(c, campaign_check_options(plain, c)), case_to_json(c));
+  // campaign.json's parameters of a default campaign, as they were before profiles existed.
+  EXPECT_EQ(parameters_json(plain),
+            "{\"seed\": \"42\", \"impls\": [\"naive\", \"fa2\"], \"dtypes\": [\"fp16\", \"bf16\"], \"cases\": 1000, "
+            "\"minutes\": null, \"backward\": \"both\", \"max_seqlen\": 512, \"max_work\": 2097152, "
+            "\"shard\": {\"index\": 0, \"count\": 1}}");
+  CampaignSpec explicit_zero = plain;
+  explicit_zero.sample = 0;
+  EXPECT_EQ(parameters_json(explicit_zero), parameters_json(plain));
+
+  CampaignSpec production = plain;
+  production.generator.profile = Profile::production;
+  const Case big = campaign_case(production, 3, "naive");
+  const CheckOptions o = campaign_check_options(production, big);
+  EXPECT_EQ(o.reference.sample, 64);
+  EXPECT_EQ(o.reference.sample_seed, campaign_check_options(production, big).reference.sample_seed);
+  EXPECT_NE(o.reference.sample_seed, campaign_check_options(production, campaign_case(production, 4, "naive")).reference.sample_seed);
+  const std::string params = parameters_json(production);
+  EXPECT_NE(params.find(", \"profile\": \"production\", \"sample\": 64}"), std::string::npos) << params;
+  production.sample = 0;  // every element: the profile is named, the sample is the default's
+  EXPECT_EQ(campaign_check_options(production, big).reference.sample, 0);
+  EXPECT_NE(parameters_json(production).find("\"profile\": \"production\"}"), std::string::npos);
+  production.sample = 8;
+  EXPECT_NE(parameters_json(production).find("\"sample\": 8}"), std::string::npos);
+  plain.sample = 8;  // a sampled default campaign names its sample, not its profile
+  EXPECT_EQ(parameters_json(plain).find("profile"), std::string::npos);
+  EXPECT_NE(parameters_json(plain).find(", \"sample\": 8}"), std::string::npos);
+}
+
+// A sampled campaign's records carry their check options, and the campaign resumes on them (the
+// check that each record is one of this campaign's compares the case with those options).
+TEST(Campaign, ASampledCampaignRecordsItsSampleAndResumes) {
+  const fs::path dir = fresh_dir("sampled");
+  CampaignSpec s = small_spec(dir, {"naive"}, 6);
+  s.sample = 2;
+  std::ostringstream quiet;
+  const CampaignResult first = run_campaign(s, quiet, false);
+  EXPECT_EQ(first.run, 6u);
+  EXPECT_EQ(first.fail + first.crash, 0u);
+  for (const Json& r : records(dir)) {
+    const Json& check = *r.find("case")->find("check");
+    EXPECT_EQ(check.find("sample")->integer(), 2);
+    EXPECT_NE(check.find("sample_seed")->text, "0");
+  }
+  std::ifstream meta(dir / "campaign.json");
+  const std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"sample\": 2}"), std::string::npos) << text;
+  const CampaignResult again = run_campaign(s, quiet, false);  // resumes: every record is this campaign's
+  EXPECT_EQ(again.run, 0u);
+  EXPECT_EQ(again.resumed, 6u);
+  CampaignSpec other = s;
+  other.sample = 3;
+  EXPECT_THROW(run_campaign(other, quiet, false), std::invalid_argument);
 }
 
 // ---- shards ----

@@ -42,6 +42,9 @@ TEST(SamplePlan, HoldsTheEdgesTilesAndSixteenBitLimits) {
   for (std::int64_t j : {0, 69999, 65535, 65536, 65537, 32767, 32768, 69888, 69887})
     EXPECT_TRUE(col(s, p, 0, 0, j) && col(s, p, 1, 1, j)) << j;
   EXPECT_FALSE(row(s, p, 0, 0, 1500) && row(s, p, 0, 0, 1501) && row(s, p, 0, 0, 1502));  // not everything
+  for (std::int64_t h : {1, 2})  // heads inside a GQA group
+    EXPECT_TRUE(row(s, p, 0, h, 0) && row(s, p, 0, h, 1500) && row(s, p, 0, h, 2999)) << h;
+  EXPECT_TRUE(col(s, p, 0, 1, 35000));
   EXPECT_EQ(s.structured_rows + 16 >= s.row_count(), true);
   EXPECT_GE(s.row_count(), s.structured_rows + 1);  // the random part adds rows
   EXPECT_NE(s.description.find("of 24000 query rows"), std::string::npos) << s.description;
