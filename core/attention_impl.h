@@ -4,6 +4,7 @@
 // caller, so that "every valid element written, nothing outside" can be checked.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,15 @@ struct BackwardArgs {
   // row, when any column is wanted). Null: every output is judged.
   const OutputSample* wanted = nullptr;
 };
+
+// The bits the harness fills every output with before a run, so that an element never written
+// stands out: a NaN in fp16 and fp32, in bf16 a huge finite value (about 7e37) that fails as an error.
+inline std::uint32_t output_poison_bits(DType t) { return t == DType::fp32 ? 0x7FC5A5A5u : 0x7E5Au; }
+inline HostTensor poisoned_output(DType t, Shape shape, int rank = 4) {
+  HostTensor x(t, shape, rank);
+  x.fill_storage_bits(output_poison_bits(t));
+  return x;
+}
 
 // The arithmetic an implementation is assumed to perform, which its rigorous error bound
 // (bounds/, docs/error-bounds.md Part 2) is derived from.

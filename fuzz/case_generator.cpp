@@ -185,13 +185,25 @@ void many_heads(Rng& r, Problem& p) {
   p.seqlen_k = pick(r, 1, std::min<std::int64_t>(32, longest_k));
 }
 
-FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
-  const std::uint64_t case_seed = derive(s.seed, index);
-  Rng r(derive(case_seed, kShapeStream));
+// What every case draws first from its shape stream, in this order (the default profile's draws
+// are pinned): its kind, then its dtype; and its inputs' seed, from the input stream.
+template <std::size_t N>
+FuzzCase start_case(const GeneratorSettings& s, std::uint64_t index, const Kind (&kinds)[N], Rng& r) {
   FuzzCase f;
-  f.kind = pick_kind(r, kProductionKinds);
+  f.kind = pick_kind(r, kinds);
+  f.c.problem.dtype = s.dtypes[r.below(s.dtypes.size())];
+  f.c.seed = derive(derive(s.seed, index), kInputStream);
+  return f;
+}
+
+Rng shape_stream(const GeneratorSettings& s, std::uint64_t index) {
+  return Rng(derive(derive(s.seed, index), kShapeStream));
+}
+
+FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
+  Rng r = shape_stream(s, index);
+  FuzzCase f = start_case(s, index, kProductionKinds, r);
   Problem& p = f.c.problem;
-  p.dtype = s.dtypes[r.below(s.dtypes.size())];
   std::string values;
   bool backward_allowed = true;
   if (f.kind == "many-heads") {
@@ -223,7 +235,6 @@ FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
   model_mask(r, p);
   if (values.empty()) values = model_values(r);
   f.c.dist = *parse_distribution(values);
-  f.c.seed = derive(case_seed, kInputStream);
   f.c.impl.clear();
   f.c.backward = production_backward(r, s, p, backward_allowed);
   return f;
@@ -243,12 +254,9 @@ const std::vector<std::string>& case_kinds(Profile p) {
 
 FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index) {
   if (s.profile == Profile::production) return production_case(s, index);
-  const std::uint64_t case_seed = derive(s.seed, index);
-  Rng r(derive(case_seed, kShapeStream));
-  FuzzCase f;
-  f.kind = pick_kind(r, kKinds);
+  Rng r = shape_stream(s, index);
+  FuzzCase f = start_case(s, index, kKinds, r);
   Problem& p = f.c.problem;
-  p.dtype = s.dtypes[r.below(s.dtypes.size())];
   p.seqlen_q = seqlen(r, s.max_seqlen);
   p.seqlen_k = seqlen(r, s.max_seqlen);
   p.head_dim = head_dim(r);
@@ -291,7 +299,6 @@ FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index) {
     }
   }
   f.c.dist = *parse_distribution(distribution_for(r, f.kind));
-  f.c.seed = derive(case_seed, kInputStream);
   f.c.impl.clear();
   f.c.backward = s.direction == GeneratorSettings::Direction::both ? r.below(2) == 1
                                                                      : s.direction == GeneratorSettings::Direction::backward;

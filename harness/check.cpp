@@ -35,25 +35,17 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Outputs are poisoned before the run (a NaN pattern), so an element never written shows up.
-constexpr std::uint32_t kPoison16 = 0x7E5A, kPoison32 = 0x7FC5A5A5;
-HostTensor poisoned(DType t, Shape shape, int rank = 4) {
-  HostTensor x(t, shape, rank);
-  x.fill_storage_bits(t == DType::fp32 ? kPoison32 : kPoison16);
-  return x;
-}
-
 }  // namespace
 
 Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in,
                            const OutputSample* wanted) {
-  Outputs out{poisoned(p.dtype, p.q_shape()), poisoned(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
+  Outputs out{poisoned_output(p.dtype, p.q_shape()), poisoned_output(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
   const bool forward_in_full = backward && wanted && wanted->any_col();
   impl.forward(p, ForwardArgs{in.q, in.k, in.v, out.o, out.lse, forward_in_full ? nullptr : wanted});
   if (backward) {
-    out.dq = poisoned(p.dtype, p.q_shape());
-    out.dk = poisoned(p.dtype, p.kv_shape());
-    out.dv = poisoned(p.dtype, p.kv_shape());
+    out.dq = poisoned_output(p.dtype, p.q_shape());
+    out.dk = poisoned_output(p.dtype, p.kv_shape());
+    out.dv = poisoned_output(p.dtype, p.kv_shape());
     impl.backward(p, BackwardArgs{in.q, in.k, in.v, out.o, out.lse, in.dout, out.dq, out.dk,
                                   out.dv, wanted});
   }

@@ -429,7 +429,6 @@ Outcome empty_rows(AttentionImpl& impl, const Case& c) {
 // ---- memory ----
 
 std::uint32_t nan_bits(DType t) { return t == DType::fp16 ? 0x7E00u : t == DType::bf16 ? 0x7FC0u : 0x7FC00000u; }
-std::uint32_t poison_bits(DType t) { return t == DType::fp32 ? 0x7FC5A5A5u : 0x7E5Au; }
 
 // A [b, s, h, d] view into storage with two more rows per batch entry and 8 more elements per head
 // row, the storage filled with `fill`; the view's elements are copied from `values` when given.
@@ -469,7 +468,7 @@ Outcome memory(AttentionImpl& impl, const Case& c) {
   for (std::int64_t j = 0; j < p.seqlen_k; ++j)
     for (std::int64_t i = 0; i < p.seqlen_q && !key_seen[static_cast<std::size_t>(j)]; ++i)
       key_seen[static_cast<std::size_t>(j)] = mask.visible(i, j) ? 1 : 0;
-  const std::uint32_t nan = nan_bits(p.dtype), poison = poison_bits(p.dtype);
+  const std::uint32_t nan = nan_bits(p.dtype), poison = output_poison_bits(p.dtype);
   HostTensor q = padded_view(p.dtype, p.q_shape(), nan, &in.q), dout = padded_view(p.dtype, p.q_shape(), nan, &in.dout);
   HostTensor k = padded_view(p.dtype, p.kv_shape(), nan, &in.k), v = padded_view(p.dtype, p.kv_shape(), nan, &in.v);
   std::int64_t unseen = 0;

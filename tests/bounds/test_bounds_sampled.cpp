@@ -14,26 +14,15 @@
 #include <vector>
 
 #include "bounds/implementation_bounds.h"
+#include "tests/sampled_problems.h"
 
 namespace flashproof {
 namespace {
 
 constexpr double kInf = INFINITY;
 
-Problem make_problem(DType t, std::int64_t batch, std::int64_t hq, std::int64_t hkv, std::int64_t sq,
-                     std::int64_t sk, std::int64_t d, std::int64_t left, std::int64_t right) {
-  Problem p;
-  p.dtype = t;
-  p.batch = batch;
-  p.heads_q = hq;
-  p.heads_kv = hkv;
-  p.seqlen_q = sq;
-  p.seqlen_k = sk;
-  p.head_dim = d;
-  p.window_left = left;
-  p.window_right = right;
-  return p;
-}
+using testing_support::make_problem;
+using testing_support::spread_sample;
 
 struct BoundsCase {
   Problem p;
@@ -44,31 +33,14 @@ struct BoundsCase {
 std::vector<BoundsCase> cases() {
   Problem overflow = make_problem(DType::fp16, 1, 2, 1, 12, 12, 64, 2, 1);
   overflow.scale = 1e-9f;  // moderate logits while dO . v passes 65504 (dq_conditional, dk_conditional)
+  const std::vector<Problem> ps = testing_support::small_masked_problems();
   return {
-      // GQA 2, causal with seqlen_q > seqlen_k: rows 0..3 see no key; head_dim not a multiple of 4.
-      {make_problem(DType::fp16, 2, 4, 2, 11, 7, 10, -1, 0), "normal", 71},
-      // A local window (bf16): row i sees keys i+1..i+5, so key 0 is seen by no row.
-      {make_problem(DType::bf16, 2, 2, 1, 9, 13, 12, 3, 1), "normal", 72},
-      // No mask, more than one 16-key block, seqlen_q < seqlen_k, larger logits.
-      {make_problem(DType::fp16, 1, 2, 1, 20, 37, 16, -1, -1), "large-logits:30", 73},
-      // Causal bf16 with seqlen_q < seqlen_k, GQA 2.
-      {make_problem(DType::bf16, 1, 4, 2, 6, 19, 8, -1, 0), "normal", 74},
-      // Rows of at most four keys whose dP and dS may overflow fp16.
-      {overflow, "scaled:16384", 75},
+      {ps[0], "normal", 71},
+      {ps[1], "normal", 72},
+      {ps[2], "large-logits:30", 73},  // larger logits
+      {ps[3], "normal", 74},
+      {overflow, "scaled:16384", 75},  // rows of at most four keys whose dP and dS may overflow fp16
   };
-}
-
-// Hand-made samples: the first and last row / column and a spread between them.
-OutputSample sample_of(const Problem& p, bool with_rows, bool with_cols) {
-  OutputSample s;
-  const std::int64_t nrows = p.batch * p.heads_q * p.seqlen_q, ncols = p.batch * p.heads_kv * p.seqlen_k;
-  s.rows.assign(static_cast<std::size_t>(nrows), 0);
-  s.cols.assign(static_cast<std::size_t>(ncols), 0);
-  if (with_rows)
-    for (std::int64_t r = 0; r < nrows; ++r) s.rows[r] = r == 0 || r == nrows - 1 || r % 7 == 3;
-  if (with_cols)
-    for (std::int64_t c = 0; c < ncols; ++c) s.cols[c] = c == 0 || c == ncols - 1 || c % 5 == 2;
-  return s;
 }
 
 // Per element of a [b, sq, hq, d], [b, hq, sq] or [b, sk, hkv, d] vector: is it in the sample?
@@ -154,7 +126,7 @@ void expect_sampled_equals_full(bool backward, bool with_d_error, GqaGradientRed
       for (const auto& kind : kinds) {
         SCOPED_TRACE(p.describe() + " " + bc.dist + (model == ArithmeticModel::flash ? ", flash, " : ", naive, ") +
                      kind.name);
-        const OutputSample s = sample_of(p, kind.rows, kind.cols);
+        const OutputSample s = spread_sample(p, kind.rows, kind.cols);
         EXPECT_EQ(compare(p, s, full, bounds::implementation_bounds(p, in, model, backward, 0, e, gqa, &s)), "");
       }
     }
@@ -193,7 +165,7 @@ TEST(BoundsSampled, TheOverflowCaseSetsConditionalFlags) {
 TEST(BoundsSampled, ASampleOfAnotherShapeIsRejected) {
   const Problem p = cases()[0].p;
   const Inputs in = generate_inputs(p, Distribution{}, 1);
-  OutputSample s = sample_of(p, true, true);
+  OutputSample s = spread_sample(p, true, true);
   s.rows.push_back(1);
   EXPECT_THROW(bounds::implementation_bounds(p, in, ArithmeticModel::flash, false, 0, nullptr,
                                              GqaGradientReduction::group_sum, &s),

@@ -5,14 +5,14 @@
 #include <cstdint>
 
 #include "harness/sample_plan.h"
+#include "tests/sampled_problems.h"
 
 namespace flashproof {
 namespace {
 
+// Only the sizes matter to the sample (and head_dim to the offset crossings).
 Problem problem(std::int64_t batch, std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t sk) {
-  Problem p;
-  p.batch = batch, p.heads_q = hq, p.heads_kv = hkv, p.seqlen_q = sq, p.seqlen_k = sk, p.head_dim = 64;
-  return p;
+  return testing_support::make_problem(DType::fp16, batch, hq, hkv, sq, sk, 64);
 }
 
 bool row(const OutputSample& s, const Problem& p, std::int64_t b, std::int64_t h, std::int64_t i) {

@@ -12,6 +12,7 @@
 #include "core/generators.h"
 #include "harness/check.h"
 #include "kernels/registry.h"
+#include "tests/sampled_problems.h"
 
 namespace flashproof {
 namespace {
@@ -22,13 +23,7 @@ struct PartialCase {
   bool with_columns;  // the sample has key columns (dK, dV): the forward then runs in full
 };
 
-Problem problem(std::int64_t batch, std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t sk,
-                std::int64_t d, DType t, std::int64_t left, std::int64_t right) {
-  Problem p;
-  p.batch = batch, p.heads_q = hq, p.heads_kv = hkv, p.seqlen_q = sq, p.seqlen_k = sk, p.head_dim = d;
-  p.dtype = t, p.window_left = left, p.window_right = right;
-  return p;
-}
+using testing_support::make_problem;
 
 // A few rows and columns: the first and last of the problem and one inside.
 OutputSample hand_sample(const Problem& p, bool with_columns) {
@@ -51,11 +46,10 @@ std::vector<std::uint64_t> row_bits(const HostTensor& t, std::int64_t flat, std:
   for (std::int64_t c = 0; c < t.shape()[3]; ++c) bits.push_back(t.bits(b, i, h, c));
   return bits;
 }
-// Still the harness's poison (harness/check.cpp; a NaN in fp16, a huge finite value in bf16).
+// Still the harness's poison (core/attention_impl.h).
 bool row_unwritten(const HostTensor& t, std::int64_t flat, std::int64_t heads, std::int64_t seq) {
-  constexpr std::uint64_t kPoison16 = 0x7E5A;
   for (std::uint64_t bits : row_bits(t, flat, heads, seq))
-    if (bits != kPoison16) return false;
+    if (bits != output_poison_bits(t.dtype())) return false;
   return true;
 }
 
@@ -108,9 +102,9 @@ std::vector<PartialCase> cases() {
   std::vector<PartialCase> v;
   for (const char* impl : {"fa2", "fa2-deterministic", "fa1"})
     for (bool cols : {true, false}) {
-      v.push_back({impl, problem(2, 2, 1, 200, 330, 64, DType::fp16, -1, -1), cols});
-      v.push_back({impl, problem(1, 1, 1, 257, 257, 128, DType::bf16, -1, 0), cols});  // causal
-      v.push_back({impl, problem(1, 2, 1, 300, 180, 64, DType::fp16, 40, 7), cols});  // local, GQA
+      v.push_back({impl, make_problem(DType::fp16, 2, 2, 1, 200, 330, 64), cols});
+      v.push_back({impl, make_problem(DType::bf16, 1, 1, 1, 257, 257, 128, -1, 0), cols});  // causal
+      v.push_back({impl, make_problem(DType::fp16, 1, 2, 1, 300, 180, 64, 40, 7), cols});  // local, GQA
     }
   return v;
 }

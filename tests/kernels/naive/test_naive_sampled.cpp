@@ -11,69 +11,29 @@
 
 #include "core/generators.h"
 #include "kernels/naive/naive_attention.h"
+#include "tests/sampled_problems.h"
 
 namespace flashproof {
 namespace {
 
-// The harness's poison (harness/check.cpp): a NaN pattern no computation produces.
-constexpr std::uint32_t kPoison16 = 0x7E5A, kPoison32 = 0x7FC5A5A5;
-HostTensor poisoned(DType t, Shape shape, int rank = 4) {
-  HostTensor x(t, shape, rank);
-  x.fill_storage_bits(t == DType::fp32 ? kPoison32 : kPoison16);
-  return x;
-}
-
-Problem make_problem(DType t, std::int64_t batch, std::int64_t hq, std::int64_t hkv, std::int64_t sq,
-                     std::int64_t sk, std::int64_t d, std::int64_t left, std::int64_t right) {
-  Problem p;
-  p.dtype = t;
-  p.batch = batch;
-  p.heads_q = hq;
-  p.heads_kv = hkv;
-  p.seqlen_q = sq;
-  p.seqlen_k = sk;
-  p.head_dim = d;
-  p.window_left = left;
-  p.window_right = right;
-  return p;
-}
-
-std::vector<Problem> problems() {
-  return {
-      // GQA 2, causal with seqlen_q > seqlen_k: rows 0..3 see no key; head_dim not a multiple of 4.
-      make_problem(DType::fp16, 2, 4, 2, 11, 7, 10, -1, 0),
-      // A local window (bf16): row i sees keys i+1..i+5, so key 0 is seen by no row.
-      make_problem(DType::bf16, 2, 2, 1, 9, 13, 12, 3, 1),
-      // No mask, more than one 16-key block (missing-rescale), seqlen_q < seqlen_k.
-      make_problem(DType::fp16, 1, 2, 1, 20, 37, 16, -1, -1),
-      // Causal bf16 with seqlen_q < seqlen_k, GQA 2.
-      make_problem(DType::bf16, 1, 4, 2, 6, 19, 8, -1, 0),
-  };
-}
-
-// Hand-made samples: the first and last row / column and a spread between them.
-OutputSample sample_of(const Problem& p, bool with_rows, bool with_cols) {
-  OutputSample s;
-  const std::int64_t nrows = p.batch * p.heads_q * p.seqlen_q, ncols = p.batch * p.heads_kv * p.seqlen_k;
-  s.rows.assign(static_cast<std::size_t>(nrows), 0);
-  s.cols.assign(static_cast<std::size_t>(ncols), 0);
-  if (with_rows)
-    for (std::int64_t r = 0; r < nrows; ++r) s.rows[r] = r == 0 || r == nrows - 1 || r % 7 == 3;
-  if (with_cols)
-    for (std::int64_t c = 0; c < ncols; ++c) s.cols[c] = c == 0 || c == ncols - 1 || c % 5 == 2;
-  return s;
-}
+using testing_support::small_masked_problems;
+using testing_support::spread_sample;
 
 struct Outputs {
   HostTensor o, lse, dq, dk, dv;
 };
 
+Outputs poisoned_outputs(const Problem& p) {
+  return {poisoned_output(p.dtype, p.q_shape()), poisoned_output(DType::fp32, p.lse_shape(), 3),
+          poisoned_output(p.dtype, p.q_shape()), poisoned_output(p.dtype, p.kv_shape()),
+          poisoned_output(p.dtype, p.kv_shape())};
+}
+
 // Forward and backward of a fresh instance (the alternating flaw counts calls per instance). The
 // backward takes `given`'s O and LSE when set (complete, as the harness gives them), else its own.
 Outputs run(NaiveFlaw flaw, const Problem& p, const Inputs& in, const OutputSample* wanted,
             const Outputs* given = nullptr) {
-  Outputs r{poisoned(p.dtype, p.q_shape()), poisoned(DType::fp32, p.lse_shape(), 3), poisoned(p.dtype, p.q_shape()),
-            poisoned(p.dtype, p.kv_shape()), poisoned(p.dtype, p.kv_shape())};
+  Outputs r = poisoned_outputs(p);
   auto impl = make_naive_attention(flaw);
   impl->forward(p, {in.q, in.k, in.v, r.o, r.lse, wanted});
   const Outputs& fwd = given ? *given : r;
@@ -85,7 +45,7 @@ Outputs run(NaiveFlaw flaw, const Problem& p, const Inputs& in, const OutputSamp
 // elsewhere. Returns the first few differences, empty when none.
 template <class Wanted>
 std::string differences(const char* name, const HostTensor& full, const HostTensor& sampled, Wanted wanted) {
-  const std::uint32_t poison = sampled.dtype() == DType::fp32 ? kPoison32 : kPoison16;
+  const std::uint32_t poison = output_poison_bits(sampled.dtype());
   const Shape& s = full.shape();
   std::ostringstream out;
   int shown = 0;
@@ -121,7 +81,7 @@ class NaiveSampled : public ::testing::TestWithParam<NaiveFlaw> {};
 TEST_P(NaiveSampled, WantedOutputsAreThoseOfTheFullRunAndNothingElseIsWritten) {
   const NaiveFlaw flaw = GetParam();
   std::uint64_t seed = 40;
-  for (const Problem& p : problems()) {
+  for (const Problem& p : small_masked_problems()) {
     const Inputs in = generate_inputs(p, Distribution{}, ++seed);
     const Outputs full = run(flaw, p, in, nullptr);
     const struct {
@@ -130,7 +90,7 @@ TEST_P(NaiveSampled, WantedOutputsAreThoseOfTheFullRunAndNothingElseIsWritten) {
     } kinds[] = {{"rows and columns", true, true}, {"rows, no columns", true, false}, {"columns only", false, true}};
     for (const auto& kind : kinds) {
       SCOPED_TRACE(p.describe() + ", " + kind.name);
-      const OutputSample s = sample_of(p, kind.rows, kind.cols);
+      const OutputSample s = spread_sample(p, kind.rows, kind.cols);
       const Outputs sampled = run(flaw, p, in, &s, &full);
       EXPECT_EQ(compare(p, s, full, sampled), "");
     }
@@ -151,13 +111,12 @@ INSTANTIATE_TEST_SUITE_P(Flaws, NaiveSampled,
                          });
 
 TEST(NaiveSampledShape, ASampleOfAnotherShapeIsRejected) {
-  const Problem p = problems()[0];
+  const Problem p = small_masked_problems()[0];
   const Inputs in = generate_inputs(p, Distribution{}, 1);
-  OutputSample s = sample_of(p, true, true);
+  OutputSample s = spread_sample(p, true, true);
   s.cols.pop_back();
   auto impl = make_naive_attention();
-  Outputs r{poisoned(p.dtype, p.q_shape()), poisoned(DType::fp32, p.lse_shape(), 3), poisoned(p.dtype, p.q_shape()),
-            poisoned(p.dtype, p.kv_shape()), poisoned(p.dtype, p.kv_shape())};
+  Outputs r = poisoned_outputs(p);
   EXPECT_THROW(impl->forward(p, {in.q, in.k, in.v, r.o, r.lse, &s}), std::invalid_argument);
   EXPECT_THROW(impl->backward(p, {in.q, in.k, in.v, r.o, r.lse, in.dout, r.dq, r.dk, r.dv, &s}),
                std::invalid_argument);
