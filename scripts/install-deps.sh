@@ -8,6 +8,10 @@ packages=(
   libgtest-dev libgmock-dev # GoogleTest / GoogleMock
   librapidcheck-dev         # RapidCheck, ships rapidcheck/gtest.h
   libboost-dev              # Boost.Multiprecision (header-only)
+  libboost-context-dev      # Boost.Context: the emulator's fibers (kernels/emu/)
+  libcli11-dev              # CLI11: every command line (cli/, bench/)
+  nlohmann-json3-dev        # nlohmann-json: every JSON record, case file and report
+  libbenchmark-dev          # Google Benchmark: the micro-benchmarks (bench/)
   libmpfr-dev libgmp-dev    # MPFR backend of the reference
   libz3-dev z3              # proofs (library and the z3 command for SMT-LIB replay)
   chromium                  # headless browser: tests/report renders the report's index.html
