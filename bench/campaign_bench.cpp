@@ -1,4 +1,4 @@
-// Campaign throughput (issue 8): a fixed campaign's cases checked the way `flashproof fuzz` checks
+// Campaign throughput (docs/fuzz.md, "Throughput"): a fixed campaign's cases checked the way `flashproof fuzz` checks
 // them, with the time split into the implementation, the certified reference, the rigorous bounds,
 // generating the inputs, the naive baseline's run for the regression rule (timed separately when
 // the implementation is naive itself, as any other implementation pays it), comparing and judging,
@@ -15,11 +15,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <unistd.h>
 #include <sstream>
 #include <string>
 
+#include "bench/command_line.h"
 #include "bench/plain_double_attention.h"
 #include "core/parallel.h"
 #include "fuzz/campaign.h"
@@ -35,11 +37,6 @@ namespace {
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "bench_campaign: " << why << "\n";
-  std::exit(2);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -50,24 +47,33 @@ int main(int argc, char** argv) {
   spec.generator.max_work = std::int64_t{1} << 20;
   std::uint64_t cases = 200, repeats = 3;
   std::string json;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage(a + " needs a value");
-    const std::string v = argv[++i];
-    char* end = nullptr;
-    const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-    const bool number = !v.empty() && *end == '\0';
-    if (a == "--cases" && number && n > 0) cases = n;
-    else if (a == "--repeat" && number && n > 0) repeats = n;
-    else if (a == "--seed" && number) spec.generator.seed = n;
-    else if (a == "--impl") spec.impls = {v};
-    else if (a == "--max-seqlen" && number && n > 0) spec.generator.max_seqlen = static_cast<std::int64_t>(n);
-    else if (a == "--max-work" && number && n > 0) spec.generator.max_work = static_cast<std::int64_t>(n);
-    else if (a == "--json") json = v;
-    else usage("bad option or value: " + a + " " + v);
-  }
-  const std::string impl = spec.impls.front();
-  if (find_implementation(impl) == nullptr) usage("unknown implementation " + impl);
+  std::string impl = "naive";
+  CLI::App app{"A fixed fuzz campaign checked in-process on one thread, its time split into the implementation, "
+               "the certified reference, the rigorous bounds, generating the inputs, the naive baseline, comparing "
+               "and judging and the rest, against plain double attention; then the real runner's cases per minute.",
+               "bench_campaign"};
+  bench::configure(app);
+  constexpr std::uint64_t kMaxU64 = std::numeric_limits<std::uint64_t>::max();
+  constexpr std::int64_t kMaxI64 = std::numeric_limits<std::int64_t>::max();
+  app.add_option("--cases", cases, "cases of the campaign")->check(bench::integer_in<std::uint64_t>(1, kMaxU64))->capture_default_str();
+  app.add_option("--repeat", repeats, "in-process passes; each part is the least of its totals")
+      ->check(bench::integer_in<std::uint64_t>(1, kMaxU64))
+      ->capture_default_str();
+  app.add_option("--seed", spec.generator.seed, "the campaign's seed")
+      ->check(bench::integer_in<std::uint64_t>(0, kMaxU64))
+      ->capture_default_str();
+  app.add_option("--impl", impl, "implementation under test (see `flashproof list`)")
+      ->check([](const std::string& name) { return find_implementation(name) ? "" : "unknown implementation " + name; })
+      ->capture_default_str();
+  app.add_option("--max-seqlen", spec.generator.max_seqlen, "largest generated sequence length")
+      ->check(bench::integer_in<std::int64_t>(1, kMaxI64))
+      ->capture_default_str();
+  app.add_option("--max-work", spec.generator.max_work, "largest generated case, in multiply-adds")
+      ->check(bench::integer_in<std::int64_t>(1, kMaxI64))
+      ->capture_default_str();
+  app.add_option("--json", json, "also write the results as one JSON object to FILE")->type_name("FILE");
+  bench::parse_or_exit(app, argc, argv);
+  spec.impls = {impl};
 
   // In-process, single-threaded (the reference, the bounds, input generation and the naive
   // implementation all take the process default): what each part of a check costs.

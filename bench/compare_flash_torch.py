@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Side by side: bench_flash's JSON (our fa2, fa1) and torch_sdpa_bench.py's (PyTorch's SDPA
-backends), as a Markdown table of TFLOP/s per shape, the ratios ours / theirs, and issue 9's
+backends), as a Markdown table of TFLOP/s per shape, the ratios ours / theirs, and the kernels'
 performance targets marked met or missed:
 
 - FA2 forward >= 1.0x torch-flash at every shape with seqlen >= 1024;

@@ -1,24 +1,25 @@
-// The emulator's cost: the tiled matrix product of kernels/emu/sample_kernels.h (cp.async, ldmatrix,
+// The emulator's cost: the tiled matrix product of tests/kernels/sample_kernels.h (cp.async, ldmatrix,
 // mma, barriers) emulated, against a plain host loop doing the same arithmetic (the same exact
-// m16n8k16 model per 16-wide slice of K, without threads, fibers or checks). Side by side, one run.
+// m16n8k16 model per 16-wide slice of K, without threads, fibers or checks). Side by side, one run;
+// each side the best of 3 runs under Google Benchmark.
 #include <bit>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "bench/benchmark_runs.h"
+#include "bench/command_line.h"
 #include "kernels/arch/exact_sum.h"
 #include "kernels/arch/half_bits.h"
-#include "kernels/emu/sample_kernels.h"
+#include "tests/kernels/sample_kernels.h"
 
 namespace fk = flashproof::kernels::emulated;
 namespace arch = flashproof::arch;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+// Each side is the best of this many runs (Google Benchmark): the machine is shared.
+constexpr int kRuns = 3;
 
 // C = A B^T per 16-wide slice: c = round(c + sum of 16 exact products), as the host mma model does.
 void plain_matmul(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b, std::vector<float>& c,
@@ -40,7 +41,12 @@ void plain_matmul(const std::vector<std::uint16_t>& a, const std::vector<std::ui
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  CLI::App app{"The emulator's cost: a tiled 256x64x256 fp16 matrix product emulated on 1 and 2 host threads, "
+               "against a plain host loop doing the same arithmetic; exit status 1 if the results differ.",
+               "bench_emulator"};
+  flashproof::bench::configure(app);
+  flashproof::bench::parse_or_exit(app, argc, argv);
   const int m = 256, n = 64, k = 256;
   std::vector<std::uint16_t> a(m * k), b(n * k);
   for (int i = 0; i < m * k; ++i) a[i] = static_cast<std::uint16_t>(0x3c00 + (i * 37) % 512);  // [1, 1.5)
@@ -48,19 +54,17 @@ int main() {
   std::vector<float> emulated(m * n), plain(m * n);
   for (unsigned threads : {1u, 2u}) {
     flashproof::emu::LaunchConfig config;
-    const auto t0 = std::chrono::steady_clock::now();
     config.kernel = "sample_matmul";
     config.grid = {unsigned(m / 64), unsigned(n / 16), 1};
     config.block = {fk::kSampleThreads, 1, 1};
     config.dynamic_smem = fk::kSampleSmemBytes;
     config.host_threads = threads;
-    flashproof::emu::launch(config, [&] {
-      fk::sample_matmul(a.data(), b.data(), emulated.data(), n, k, arch::MmaTag::fp16, false);
+    const double t_emulated = flashproof::bench::least_seconds("emulated matmul", kRuns, [&] {
+      flashproof::emu::launch(config, [&] {
+        fk::sample_matmul(a.data(), b.data(), emulated.data(), n, k, arch::MmaTag::fp16, false);
+      });
     });
-    const double t_emulated = seconds_since(t0);
-    const auto t1 = std::chrono::steady_clock::now();
-    plain_matmul(a, b, plain, m, n, k);
-    const double t_plain = seconds_since(t1);
+    const double t_plain = flashproof::bench::least_seconds("plain matmul", kRuns, [&] { plain_matmul(a, b, plain, m, n, k); });
     const bool same = std::memcmp(emulated.data(), plain.data(), plain.size() * sizeof(float)) == 0;
     std::printf("matmul %dx%dx%d fp16, emulator on %u host thread(s): emulated %.3f s, plain loop %.3f s, "
                 "ratio %.1fx, results %s\n",

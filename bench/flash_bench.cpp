@@ -1,4 +1,4 @@
-// bench_flash (issue 9): this repository's FlashAttention-2 and -1 kernels timed through their
+// bench_flash: this repository's FlashAttention-2 and -1 kernels timed through their
 // public APIs (kernels/fa2/api.h, kernels/fa1/api.h) at FlashAttention's own benchmark shapes, for
 // the side-by-side comparison with PyTorch's SDPA backends (torch_sdpa_bench.py and
 // compare_flash_torch.py; see README.md).
@@ -7,8 +7,9 @@
 // (heads = 2048 / head_dim), batch = 16384 / seqlen; forward FLOPs 4 * batch * heads * seqlen^2 *
 // head_dim, halved when causal; backward 2.5x the forward. Each measurement: random normal inputs,
 // outputs poisoned (every bit set: NaN in fp16, bf16 and fp32) before the first call and checked
-// finite after the last, warm-up calls, then timed calls, each between two CUDA events (std::chrono
-// on the emulator, whose times only prove that the harness works); median, min and spread.
+// finite after the last, warm-up calls, then timed calls under Google Benchmark, each between two
+// CUDA events (std::chrono on the emulator, whose times only prove that the harness works) and
+// reported as its manual time; median, min and spread are Google Benchmark statistics.
 //
 // Times are those of the API calls, so they include what a call does besides the kernels: FA1's
 // forward and both backwards allocate, synchronize and free their fp32 workspace per call.
@@ -24,7 +25,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -207,31 +207,36 @@ void run_forward_checked(const BenchCase& c, const BenchOptions& options, BenchB
   expect_forward_outputs_written(c, b);
 }
 
-std::vector<double> timed_runs(const std::function<void()>& call, const BenchOptions& options) {
+// Warm-up calls, then `repeats` calls under Google Benchmark, each timed alone by CallTimer and
+// handed to it as the call's manual time.
+TimeStats timed_runs(const std::function<void()>& call, const BenchOptions& options) {
   for (int i = 0; i < options.warmup; ++i) call();
   wait_for_target(options.target);
   CallTimer timer(options.target);
-  std::vector<double> times;
-  for (int i = 0; i < options.repeats; ++i) times.push_back(timer.milliseconds(call));
-  return times;
+  const BenchmarkRuns runs = run_benchmark(
+      "bench_flash row", options.repeats,
+      [&](benchmark::State& state) { state.SetIterationTime(timer.milliseconds(call) / 1e3); }, true,
+      row_statistics());
+  if (!runs.error.empty()) throw std::runtime_error(runs.error);
+  return time_stats(runs);
 }
 
 TimeStats time_forward(const BenchCase& c, const BenchOptions& options, BenchBuffers& b) {
   poison_forward_outputs(c, b);
-  const std::vector<double> times = timed_runs(api_call(c, options, b, "fwd"), options);
+  const TimeStats times = timed_runs(api_call(c, options, b, "fwd"), options);
   expect_forward_outputs_written(c, b);
-  return summarize(times);
+  return times;
 }
 
 TimeStats time_backward(const BenchCase& c, const BenchOptions& options, BenchBuffers& b) {
   run_forward_checked(c, options, b);
   const std::size_t n = c.shape.elements();
   for (FlashBuffer* grad : {&b.dq, &b.dk, &b.dv}) poison(*grad, n * 2);
-  const std::vector<double> times = timed_runs(api_call(c, options, b, "bwd"), options);
+  const TimeStats times = timed_runs(api_call(c, options, b, "bwd"), options);
   expect_written(count_non_finite_16(b.dq, c.dtype, n), n, "dq");
   expect_written(count_non_finite_16(b.dk, c.dtype, n), n, "dk");
   expect_written(count_non_finite_16(b.dv, c.dtype, n), n, "dv");
-  return summarize(times);
+  return times;
 }
 
 Measurement measure(const BenchCase& c, const BenchOptions& options, BenchBuffers& b) {
@@ -280,48 +285,49 @@ std::string source_commit() {
 
 // ---- output ----
 
-std::string json_double(double x) {
-  if (!std::isfinite(x)) return "null";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.9g", x);
-  return text;
-}
-
-// FLOP counts are whole numbers (below 2^53): written exactly, not to 9 digits.
-std::string json_count(double x) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f", x);
-  return text;
-}
-
-std::string json_object(const Measurement& m, const BenchOptions& options, const RunInfo& info) {
+// A row as JSON: times to 9 significant digits, null where the row did not run or a time is not
+// finite; the FLOP count (a whole number below 2^53) exactly.
+json::Value json_row(const Measurement& m, const BenchOptions& options, const RunInfo& info) {
   const bool ok = m.status == "ok";
-  const auto timed = [&](double x) { return ok ? json_double(x) : std::string("null"); };
-  std::ostringstream out;
-  out << "{\"tool\": \"bench_flash\", \"kernel\": " << json_quote(m.c.kernel)
-      << ", \"direction\": " << json_quote(m.c.direction) << ", \"dtype\": \"" << dtype_text(m.c.dtype)
-      << "\", \"head_dim\": " << m.c.shape.head_dim << ", \"seqlen\": " << m.c.shape.seqlen
-      << ", \"batch\": " << m.c.shape.batch << ", \"heads\": " << m.c.shape.heads
-      << ", \"causal\": " << (m.c.causal ? "true" : "false") << ", \"status\": " << json_quote(m.status)
-      << ", \"reason\": " << (m.reason.empty() ? "null" : json_quote(m.reason))
-      << ", \"median_ms\": " << timed(m.time.median_ms) << ", \"min_ms\": " << timed(m.time.min_ms)
-      << ", \"max_ms\": " << timed(m.time.max_ms) << ", \"spread_pct\": " << timed(m.time.spread_pct)
-      << ", \"flops\": " << json_count(m.flops) << ", \"tflops\": " << timed(ok ? m.tflops() : 0)
-      << ", \"repeats\": " << options.repeats << ", \"warmup\": " << options.warmup << ", \"target\": \""
-      << target_text(options.target) << "\", \"device\": " << json_quote(info.device.name)
-      << ", \"driver_version\": " << json_quote(info.device.driver_version)
-      << ", \"runtime_version\": " << json_quote(info.device.runtime_version)
-      << ", \"commit\": " << json_quote(info.commit) << "}";
-  return out.str();
+  const auto timed = [&](double x) { return ok && std::isfinite(x) ? json::Value(x) : json::Value(nullptr); };
+  json::Value row = json::Value::object();
+  row["tool"] = "bench_flash";
+  row["kernel"] = m.c.kernel;
+  row["direction"] = m.c.direction;
+  row["dtype"] = dtype_text(m.c.dtype);
+  row["head_dim"] = m.c.shape.head_dim;
+  row["seqlen"] = m.c.shape.seqlen;
+  row["batch"] = m.c.shape.batch;
+  row["heads"] = m.c.shape.heads;
+  row["causal"] = m.c.causal;
+  row["status"] = m.status;
+  row["reason"] = m.reason.empty() ? json::Value(nullptr) : json::Value(m.reason);
+  row["median_ms"] = timed(m.time.median_ms);
+  row["min_ms"] = timed(m.time.min_ms);
+  row["max_ms"] = timed(m.time.max_ms);
+  row["spread_pct"] = timed(m.time.spread_pct);
+  row["flops"] = static_cast<std::uint64_t>(std::llround(m.flops));
+  row["tflops"] = timed(ok ? m.tflops() : 0);
+  row["repeats"] = options.repeats;
+  row["warmup"] = options.warmup;
+  row["target"] = target_text(options.target);
+  row["device"] = info.device.name;
+  row["driver_version"] = info.device.driver_version;
+  row["runtime_version"] = info.device.runtime_version;
+  row["commit"] = info.commit;
+  return row;
 }
 
+// A JSON array, one row per line.
 void write_json(const std::string& path, const std::vector<Measurement>& ms, const BenchOptions& options,
                 const RunInfo& info) {
+  json::Value rows = json::Value::array();
+  for (const Measurement& m : ms) rows.push_back(json_row(m, options, info));
+  json::Layout layout;
+  layout.indented = true;
+  layout.inner = {{"*", json::one_line(json::Digits::g9)}};
   std::ofstream out(path);
-  out << "[\n";
-  for (std::size_t i = 0; i < ms.size(); ++i)
-    out << "  " << json_object(ms[i], options, info) << (i + 1 < ms.size() ? ",\n" : "\n");
-  out << "]\n";
+  out << json::write(rows, layout) << "\n";
   if (!out.flush()) throw std::runtime_error("cannot write " + path);
 }
 
@@ -337,7 +343,7 @@ std::string progress_line(const Measurement& m) {
 }
 
 void print_header(const BenchOptions& options, const RunInfo& info) {
-  std::printf("bench_flash: FlashAttention kernels through their APIs (issue 9)\n");
+  std::printf("bench_flash: FlashAttention kernels through their APIs\n");
   std::printf("target    %s, %s\n", target_text(options.target), info.device.name.c_str());
   std::printf("versions  driver %s, runtime %s\n", info.device.driver_version.c_str(),
               info.device.runtime_version.c_str());
@@ -453,17 +459,7 @@ int run(const BenchOptions& options) {
 
 int main(int argc, char** argv) {
   using namespace flashproof::bench;
-  BenchOptions options;
-  try {
-    options = parse_bench_options(argc, argv);
-  } catch (const BenchUsageError& e) {
-    std::fprintf(stderr, "bench_flash: %s\n", e.what());
-    return 2;
-  }
-  if (options.help) {
-    std::fputs(kBenchUsage, stdout);
-    return 0;
-  }
+  const BenchOptions options = parse_bench_options(argc, argv);
   try {
     return run(options);
   } catch (const std::exception& e) {

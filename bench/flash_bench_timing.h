@@ -1,6 +1,7 @@
 // Timing for bench_flash (flash_bench.cpp): one call between two CUDA events on the GPU (the
-// kernels launch on the default stream), std::chrono on the emulator; the summary of many calls;
-// the device, driver and runtime a result was measured on. Every CUDA call's status is checked and
+// kernels launch on the default stream), std::chrono on the emulator; the statistics over many
+// calls, computed by Google Benchmark (bench/benchmark_runs.h); the device, driver and runtime a
+// result was measured on. Every CUDA call's status is checked and
 // a failure throws std::runtime_error("cuda: ...").
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/benchmark_runs.h"
 #include "kernels/flash/api.h"
 
 #if defined(FLASHPROOF_HAS_CUDA)
@@ -93,15 +95,34 @@ inline double quantile(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
-inline TimeStats summarize(std::vector<double> times_ms) {
-  if (times_ms.empty()) throw std::logic_error("summarize: no times");
-  std::sort(times_ms.begin(), times_ms.end());
-  const std::size_t n = times_ms.size();
+// The statistics over the timed calls that Google Benchmark does not have built in (it has the median).
+inline double most_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
+inline double interquartile_over_median(const std::vector<double>& v) {
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  const double median = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  return (quantile(sorted, 0.75) - quantile(sorted, 0.25)) / median;
+}
+
+inline const std::vector<Statistic>& row_statistics() {
+  static const std::vector<Statistic> statistics = {
+      {"min", least_of}, {"max", most_of}, {"spread", interquartile_over_median, benchmark::kPercentage}};
+  return statistics;
+}
+
+// A row's times from its runs: Google Benchmark's statistics, or the one call of one repetition.
+inline TimeStats time_stats(const BenchmarkRuns& runs) {
+  if (runs.seconds.empty()) throw std::logic_error("time_stats: no times");
   TimeStats s;
-  s.median_ms = n % 2 == 1 ? times_ms[n / 2] : (times_ms[n / 2 - 1] + times_ms[n / 2]) / 2;
-  s.min_ms = times_ms.front();
-  s.max_ms = times_ms.back();
-  s.spread_pct = 100 * (quantile(times_ms, 0.75) - quantile(times_ms, 0.25)) / s.median_ms;
+  if (runs.seconds.size() == 1) {
+    s.median_ms = s.min_ms = s.max_ms = 1e3 * runs.seconds.front();
+    return s;
+  }
+  s.median_ms = 1e3 * runs.statistics.at("median");
+  s.min_ms = 1e3 * runs.statistics.at("min");
+  s.max_ms = 1e3 * runs.statistics.at("max");
+  s.spread_pct = 100 * runs.statistics.at("spread");
   return s;
 }
 

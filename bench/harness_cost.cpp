@@ -18,10 +18,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/command_line.h"
 #include "bench/plain_double_attention.h"
 #include "bench/run_header.h"
 #include "harness/check.h"
@@ -34,18 +34,10 @@ namespace {
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-[[noreturn]] void usage(const std::string& why) {
+// A run that cannot go on (exit status 2, as for a bad command line).
+[[noreturn]] void fail(const std::string& why) {
   std::cerr << "bench_harness_cost: " << why << "\n";
   std::exit(2);
-}
-
-std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
-  char* end = nullptr;
-  const long long n = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || n < lo || n > hi)
-    usage(option + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" +
-          text + "'");
-  return n;
 }
 
 struct Row {
@@ -96,12 +88,12 @@ PlainSeconds plain_attention_seconds(std::int64_t seqlen, std::int64_t head_dim,
   auto t0 = Clock::now();
   const bench::PlainForward f = bench::plain_forward(p, in.q, in.k, in.v);
   s.forward = s.both = since(t0);
-  if (f.o.empty()) usage("plain attention returned nothing");
+  if (f.o.empty()) fail("plain attention returned nothing");
   if (!backward) return s;
   t0 = Clock::now();
   const bench::PlainBackward b = bench::plain_backward(p, in.q, in.k, in.v, in.dout);
   s.both += since(t0);
-  if (b.dq.empty()) usage("plain attention returned nothing");
+  if (b.dq.empty()) fail("plain attention returned nothing");
   return s;
 }
 
@@ -111,30 +103,28 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> seqlens{1024, 4096, 16384, 65536};
   std::int64_t head_dim = 128, sample = 64, full_max = 4096, backward_max = 16384;
   std::string json;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage(a + " needs a value");
-    const std::string v = argv[++i];
-    if (a == "--seqlens") {
-      seqlens.clear();
-      std::stringstream list(v);
-      for (std::string item; std::getline(list, item, ',');)
-        seqlens.push_back(parse_count(a, item, 1, std::int64_t{1} << 20));
-      if (seqlens.empty()) usage("--seqlens needs at least one length");
-    } else if (a == "--head-dim") {
-      head_dim = parse_count(a, v, 1, Problem::max_head_dim);
-    } else if (a == "--sample") {
-      sample = parse_count(a, v, 1, std::int64_t{1} << 20);
-    } else if (a == "--full-max-seqlen") {
-      full_max = parse_count(a, v, 0, std::int64_t{1} << 20);
-    } else if (a == "--backward-max-seqlen") {
-      backward_max = parse_count(a, v, 0, std::int64_t{1} << 20);
-    } else if (a == "--json") {
-      json = v;
-    } else {
-      usage("unknown option " + a);
-    }
-  }
+  CLI::App app{"The harness's own cost per case against sequence length: one forward and one forward + backward "
+               "check split into its parts, beside the implementation and plain double attention, in full and "
+               "sampled, one thread.",
+               "bench_harness_cost"};
+  bench::configure(app);
+  constexpr std::int64_t kMaxLength = std::int64_t{1} << 20;
+  bench::add_list<std::int64_t>(app, "--seqlens", seqlens, "sequence lengths (seqlen_q = seqlen_k), comma-separated",
+                                bench::integer_item<std::int64_t>(1, kMaxLength));
+  app.add_option("--head-dim", head_dim, "head dimension")
+      ->check(bench::integer_in<std::int64_t>(1, Problem::max_head_dim))
+      ->capture_default_str();
+  app.add_option("--sample", sample, "random query rows and key columns of a sampled check")
+      ->check(bench::integer_in<std::int64_t>(1, kMaxLength))
+      ->capture_default_str();
+  app.add_option("--full-max-seqlen", full_max, "longest length also checked in full")
+      ->check(bench::integer_in<std::int64_t>(0, kMaxLength))
+      ->capture_default_str();
+  app.add_option("--backward-max-seqlen", backward_max, "longest length with forward + backward rows")
+      ->check(bench::integer_in<std::int64_t>(0, kMaxLength))
+      ->capture_default_str();
+  app.add_option("--json", json, "also write one JSON object per row to FILE (JSON lines)")->type_name("FILE");
+  bench::parse_or_exit(app, argc, argv);
   std::vector<Row> rows;
   for (const std::int64_t seqlen : seqlens) {
     // Plain double attention is quadratic; past the full checks' range it is not measured.
@@ -184,7 +174,7 @@ int main(int argc, char** argv) {
           << ", \"seconds_bounds\": " << r.bounds << ", \"seconds_baseline\": " << r.baseline
           << ", \"seconds_checks\": " << r.checks << ", \"seconds_plain\": " << r.plain << ", \"verdict\": \""
           << r.verdict << "\", \"reference_sampling\": \"" << r.sampling << "\"}\n";
-    if (!out) usage("cannot write " + json);
+    if (!out) fail("cannot write " + json);
   }
   return 0;
 }

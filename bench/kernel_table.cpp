@@ -4,8 +4,11 @@
 // the kernels' own traits. scripts/sass-report
 // joins these with what ptxas and the SASS say about each compiled kernel.
 #include <cstdio>
+#include <string>
 #include <utility>
 
+#include "bench/command_line.h"
+#include "core/json.h"
 #include "kernels/algo/tile_configs.h"
 #include "kernels/fa1/forward_kernel.h"
 #include "kernels/fa2/forward_kernel.h"
@@ -21,20 +24,28 @@ namespace k = flashproof::kernels::emulated;
 
 template <const TileConfig& c, MmaTag kTag>
 void print_row() {
-  constexpr bool fa2 = flashproof::algo::same_name(c.kernel, "fa2");
-  constexpr bool forward = flashproof::algo::same_name(c.direction, "forward");
+  constexpr bool fa2 = c.kernel == flashproof::algo::KernelFamily::fa2;
+  constexpr bool forward = c.direction == flashproof::algo::Direction::forward;
   using Traits = std::conditional_t<
       forward,
       std::conditional_t<fa2, k::Fa2ForwardTraits<c.head_dim_bucket, c.block_m, c.block_n, c.warps, kTag>,
                          k::Fa1ForwardTraits<c.head_dim_bucket, c.block_m, c.block_n, c.warps, kTag>>,
       k::FlashBackwardTraits<c.head_dim_bucket, c.block_m, c.block_n, c.warps, kTag>>;
-  std::printf(
-      "{\"kernel\": \"%s_%s_kernel\", \"implementation\": \"%s\", \"direction\": \"%s\", \"head_dim\": %d, "
-      "\"block_m\": %d, \"block_n\": %d, \"warps\": %d, \"dtype\": \"%s\", \"tiles\": \"%s\", \"threads\": %d, "
-      "\"dynamic_smem_bytes\": %zu, \"mmas_per_step\": %d, \"mmas_in_loop_code\": %d}\n",
-      c.kernel, forward ? "forward" : "backward", c.kernel, c.direction, c.head_dim_bucket, c.block_m, c.block_n,
-      c.warps, kTag == MmaTag::bf16 ? "bf16" : "fp16", c.set == TileSet::shipped ? "shipped" : "alternate",
-      Traits::kThreads, static_cast<std::size_t>(Traits::kSmemBytes), Traits::kMmasPerStep, Traits::kMmasInLoopCode);
+  flashproof::json::Value row = flashproof::json::Value::object();
+  row["kernel"] = std::string(family_name(c.kernel)) + "_" + direction_name(c.direction) + "_kernel";
+  row["implementation"] = family_name(c.kernel);
+  row["direction"] = direction_name(c.direction);
+  row["head_dim"] = c.head_dim_bucket;
+  row["block_m"] = c.block_m;
+  row["block_n"] = c.block_n;
+  row["warps"] = c.warps;
+  row["dtype"] = kTag == MmaTag::bf16 ? "bf16" : "fp16";
+  row["tiles"] = c.set == TileSet::shipped ? "shipped" : "alternate";
+  row["threads"] = Traits::kThreads;
+  row["dynamic_smem_bytes"] = static_cast<std::size_t>(Traits::kSmemBytes);
+  row["mmas_per_step"] = Traits::kMmasPerStep;
+  row["mmas_in_loop_code"] = Traits::kMmasInLoopCode;
+  std::printf("%s\n", flashproof::json::write(row).c_str());
 }
 
 template <std::size_t... I>
@@ -45,7 +56,12 @@ void print_all(std::index_sequence<I...>) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  CLI::App app{"Prints every FA1/FA2 kernel instantiation of the build (tile shape, dtype, threads, dynamic shared "
+               "memory, tensor-core instructions per step) as one JSON object per line, for scripts/sass-report.",
+               "kernel_table"};
+  flashproof::bench::configure(app);
+  flashproof::bench::parse_or_exit(app, argc, argv);
   print_all(std::make_index_sequence<flashproof::algo::kTileConfigCount>{});
   return 0;
 }

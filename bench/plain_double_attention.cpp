@@ -63,7 +63,7 @@ struct Attention {
         r.prob.push_back(scale * dot(qi, k.row(b, hk, j), d));
       }
     r.o.assign(d, 0.0);
-    if (r.keys.empty()) {  // no visible key: O = 0, LSE = +inf (SPEC)
+    if (r.keys.empty()) {  // no visible key: O = 0, LSE = +inf (docs/spec.md, "Semantics")
       r.lse = std::numeric_limits<double>::infinity();
       return;
     }

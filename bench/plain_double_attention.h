@@ -1,4 +1,4 @@
-// Plain, uncertified double-precision attention (SPEC.md semantics): the baseline the certified
+// Plain, uncertified double-precision attention (the semantics of docs/spec.md): the baseline the certified
 // reference's fast path is measured against. Deliberately the straightforward implementation a
 // competent engineer writes first: inputs converted once to dense double rows, softmax with max
 // subtraction, plain (uncompensated) sums, no error bounds, single-threaded, no SIMD intrinsics.
@@ -12,7 +12,7 @@
 
 namespace flashproof::bench {
 
-// Dense results in SPEC layouts: O, dQ [b, sq, hq, d]; dK, dV [b, sk, hkv, d]; LSE [b, hq, sq].
+// Dense results in the layouts of docs/spec.md: O, dQ [b, sq, hq, d]; dK, dV [b, sk, hkv, d]; LSE [b, hq, sq].
 struct PlainForward {
   std::vector<double> o, lse;
 };

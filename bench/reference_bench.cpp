@@ -1,14 +1,12 @@
 // bench_reference: throughput of plain double attention (uncertified), the certified reference's
 // fast path and its pure MPFR path, forward and backward, as a ratio table (one head, batch 1,
-// fp16 normal inputs). Targets (project issue): fast >= 0.5x plain double, >= 50x MPFR.
+// fp16 normal inputs). Targets (docs/spec.md, "Performance targets"): fast >= 0.5x plain double, >= 50x MPFR.
 //
 // Fairness: plain and fast both run single-threaded for the table (the fast path's multithreaded
 // times are printed separately) and both include their conversion of the fp16 inputs to dense
 // double rows. The full-size MPFR run takes minutes, so its time is extrapolated by work (printed
 // with how, next to the same scaling measured on the double paths).
 #include <algorithm>
-#include <charconv>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,9 +14,10 @@
 #include <fstream>
 #include <functional>
 #include <string>
-#include <string_view>
 #include <thread>
 
+#include "bench/benchmark_runs.h"
+#include "bench/command_line.h"
 #include "bench/plain_double_attention.h"
 #include "bench/run_header.h"
 #include "core/generators.h"
@@ -38,44 +37,33 @@ struct Config {
 constexpr std::uint64_t kSeed = 20261120;
 constexpr std::int64_t kMpfrRows = 16;  // sampled query rows of the MPFR forward
 
-[[noreturn]] void usage_error(const std::string& msg) {
-  std::fprintf(stderr, "bench_reference: %s (usage: bench_reference [--seqlen N] [--head-dim D] "
-                       "[--reps R] [--threads T])\n", msg.c_str());
-  std::exit(2);
-}
-
 Config parse(int argc, char** argv) {
   Config c;
-  for (int a = 1; a < argc; ++a) {
-    const std::string_view opt = argv[a];
-    auto value = [&](std::int64_t lo, std::int64_t hi) {
-      if (a + 1 >= argc) usage_error(std::string(opt) + " needs a value");
-      const std::string_view s = argv[++a];
-      std::int64_t x = 0;
-      const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
-      if (ec != std::errc() || end != s.data() + s.size() || x < lo || x > hi)
-        usage_error(std::string(opt) + " must be an integer in [" + std::to_string(lo) + ", " +
-                    std::to_string(hi) + "], got '" + std::string(s) + "'");
-      return x;
-    };
-    if (opt == "--seqlen") c.seqlen = value(4, 1 << 20);
-    else if (opt == "--head-dim") c.head_dim = value(1, fp::Problem::max_head_dim);
-    else if (opt == "--reps") c.reps = static_cast<int>(value(1, 1000));
-    else if (opt == "--threads") c.threads = static_cast<int>(value(0, 4096));
-    else usage_error("unknown option '" + std::string(opt) + "'");
-  }
+  CLI::App app{"Throughput of plain double attention, the certified reference's fast path and its pure MPFR "
+               "path, forward and backward, as a ratio table (one head, fp16 normal inputs).",
+               "bench_reference"};
+  fp::bench::configure(app);
+  app.add_option("--seqlen", c.seqlen, "seqlen_q = seqlen_k")
+      ->check(fp::bench::integer_in<std::int64_t>(4, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--head-dim", c.head_dim, "head dimension")
+      ->check(fp::bench::integer_in<std::int64_t>(1, fp::Problem::max_head_dim))
+      ->capture_default_str();
+  app.add_option("--reps", c.reps, "runs of each timed call; the best is reported")
+      ->check(fp::bench::integer_in(1, 1000))
+      ->capture_default_str();
+  app.add_option("--threads", c.threads,
+                 "threads of the extra multithreaded fast-path line (0: all hardware threads); the ratio "
+                 "table is single-threaded")
+      ->check(fp::bench::integer_in(0, 4096))
+      ->capture_default_str();
+  fp::bench::parse_or_exit(app, argc, argv);
   return c;
 }
 
-// Best wall time of `reps` runs: the least disturbed one.
-double best_of(int reps, const std::function<void()>& f) {
-  double best = INFINITY;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
+// Best wall time of `reps` runs (the least disturbed one), timed by Google Benchmark.
+double best_of(const char* name, int reps, const std::function<void()>& f) {
+  return fp::bench::least_seconds(name, reps, f);
 }
 
 void print_header(const Config& c) {
@@ -90,7 +78,7 @@ void print_header(const Config& c) {
               "normal inputs, seed %llu\n", static_cast<long long>(c.seqlen),
               static_cast<long long>(c.head_dim), static_cast<unsigned long long>(kSeed));
   std::printf("load      %s\n", fp::bench::load_average().c_str());
-  std::printf("timing    steady_clock, best of %d runs unless noted; plain and fast single-threaded\n",
+  std::printf("timing    Google Benchmark, wall clock, best of %d runs unless noted; plain and fast single-threaded\n",
               c.reps);
 }
 
@@ -131,10 +119,10 @@ Measured measure_double_paths(const fp::Problem& p, const fp::Inputs& in, int re
   fp::bench::PlainBackward pb;
   ref::ForwardResult rf;
   ref::BackwardResult rb;
-  m.fwd.plain = best_of(reps, [&] { pf = fp::bench::plain_forward(p, in.q, in.k, in.v); });
-  m.fwd.fast = best_of(reps, [&] { rf = ref::forward(p, in.q, in.k, in.v, one); });
-  m.bwd.plain = best_of(reps, [&] { pb = fp::bench::plain_backward(p, in.q, in.k, in.v, in.dout); });
-  m.bwd.fast = best_of(reps, [&] { rb = ref::backward(p, in.q, in.k, in.v, in.dout, one); });
+  m.fwd.plain = best_of("plain forward", reps, [&] { pf = fp::bench::plain_forward(p, in.q, in.k, in.v); });
+  m.fwd.fast = best_of("fast forward", reps, [&] { rf = ref::forward(p, in.q, in.k, in.v, one); });
+  m.bwd.plain = best_of("plain backward", reps, [&] { pb = fp::bench::plain_backward(p, in.q, in.k, in.v, in.dout); });
+  m.bwd.fast = best_of("fast backward", reps, [&] { rb = ref::backward(p, in.q, in.k, in.v, in.dout, one); });
   m.fwd_stats = rf.stats;
   m.bwd_stats = rb.stats;
   if (check)  // the baseline computes the same thing: its distance to the certified values
@@ -173,9 +161,9 @@ int main(int argc, char** argv) {
   const std::int64_t rows_a = std::min(kMpfrRows, p.seqlen_q / 2), rows_b = 2 * rows_a;
   auto extrapolate = [&](ref::Options o, int reps, double& ta, double& tb) {  // o by value
     o.sample = rows_a;
-    ta = best_of(reps, [&] { ref::forward(p, in.q, in.k, in.v, o); });
+    ta = best_of("forward, fewer sampled rows", reps, [&] { ref::forward(p, in.q, in.k, in.v, o); });
     o.sample = rows_b;
-    tb = best_of(reps, [&] { ref::forward(p, in.q, in.k, in.v, o); });
+    tb = best_of("forward, more sampled rows", reps, [&] { ref::forward(p, in.q, in.k, in.v, o); });
     const double per_row = (tb - ta) / static_cast<double>(rows_b - rows_a);
     return std::max(0.0, ta - rows_a * per_row) + per_row * static_cast<double>(p.seqlen_q);
   };
@@ -193,13 +181,13 @@ int main(int argc, char** argv) {
   const double work_factor = static_cast<double>(p.seqlen_q * p.seqlen_k) /
                              static_cast<double>(small.seqlen_q * small.seqlen_k);
   const double mpfr_bwd_small = best_of(
-      1, [&] { ref::backward(small, small_in.q, small_in.k, small_in.v, small_in.dout, mp); });
+      "MPFR backward, seqlen / 4", 1, [&] { ref::backward(small, small_in.q, small_in.k, small_in.v, small_in.dout, mp); });
   const Measured sm = measure_double_paths(small, small_in, cfg.reps, false);
   // MPFR's own scaling one step down (seqlen/8 -> seqlen/4, work ratio 4).
   const fp::Problem tiny = make_problem(std::max<std::int64_t>(1, p.seqlen_q / 8), p.head_dim);
   const fp::Inputs tiny_in = fp::generate_inputs(tiny, fp::Distribution{}, kSeed);
   const double mpfr_bwd_tiny = best_of(
-      1, [&] { ref::backward(tiny, tiny_in.q, tiny_in.k, tiny_in.v, tiny_in.dout, mp); });
+      "MPFR backward, seqlen / 8", 1, [&] { ref::backward(tiny, tiny_in.q, tiny_in.k, tiny_in.v, tiny_in.dout, mp); });
 
   const double mpfr_bwd = mpfr_bwd_small * work_factor;
   std::printf("\nMPFR (128 bits, 1 thread, 1 run each) is extrapolated by work:\n");
@@ -239,8 +227,8 @@ int main(int argc, char** argv) {
   const int nthreads = cfg.threads > 0 ? cfg.threads
                                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (nthreads > 1) {
-    const double f = best_of(cfg.reps, [&] { ref::forward(p, in.q, in.k, in.v, mt); });
-    const double b = best_of(cfg.reps, [&] { ref::backward(p, in.q, in.k, in.v, in.dout, mt); });
+    const double f = best_of("fast forward, threads", cfg.reps, [&] { ref::forward(p, in.q, in.k, in.v, mt); });
+    const double b = best_of("fast backward, threads", cfg.reps, [&] { ref::backward(p, in.q, in.k, in.v, in.dout, mt); });
     std::printf("\nfast certified path with %d threads: forward %.4f s (%.2fx its 1-thread time), "
                 "backward %.4f s (%.2fx)\n", nthreads, f, full.fwd.fast / f, b, full.bwd.fast / b);
   }

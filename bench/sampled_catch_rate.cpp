@@ -15,10 +15,10 @@
 #include <iostream>
 #include <memory>
 #include <utility>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/command_line.h"
 #include "bench/run_header.h"
 #include "core/rng.h"
 #include "harness/check.h"
@@ -28,19 +28,6 @@
 using namespace flashproof;
 
 namespace {
-
-[[noreturn]] void usage(const std::string& why) {
-  std::cerr << "bench_sampled_catch_rate: " << why << "\n";
-  std::exit(2);
-}
-
-std::int64_t parse_count(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
-  char* end = nullptr;
-  const long long n = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || n < lo || n > hi)
-    usage(option + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + text + "'");
-  return n;
-}
 
 std::int64_t log_uniform(Rng& r, std::int64_t lo, std::int64_t hi) {
   const double x = std::exp(std::log(static_cast<double>(lo)) + r.uniform() * std::log(static_cast<double>(hi) / lo));
@@ -109,19 +96,28 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   std::string json;
   std::vector<std::string> only;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i + 1 >= argc) usage(a + " needs a value");
-    const std::string v = argv[++i];
-    if (a == "--cases") cases = parse_count(a, v, 1, 100000);
-    else if (a == "--sample") sample = parse_count(a, v, 1, std::int64_t{1} << 20);
-    else if (a == "--seed") seed = static_cast<std::uint64_t>(parse_count(a, v, 0, std::int64_t{1} << 62));
-    else if (a == "--json") json = v;
-    else if (a == "--flaws") {
-      std::stringstream list(v);
-      for (std::string item; std::getline(list, item, ',');) only.push_back(item);
-    } else usage("unknown option " + a);
-  }
+  std::vector<std::string> names;
+  for (const NaiveFlaw flaw : kNaiveFlaws) names.push_back(naive_flaw_name(flaw));
+  names.push_back("one-interior-row-wrong");
+  CLI::App app{"How often a sampled check catches each deliberately broken variant of the naive baseline, beside "
+               "a full check of the same seeded cases (seqlens 256..2048).",
+               "bench_sampled_catch_rate"};
+  bench::configure(app);
+  app.add_option("--cases", cases, "cases per variant")
+      ->check(bench::integer_in<std::int64_t>(1, 100000))
+      ->capture_default_str();
+  app.add_option("--sample", sample, "random query rows and key columns of the sampled check")
+      ->check(bench::integer_in<std::int64_t>(1, std::int64_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--seed", seed, "seed of the cases")
+      ->check(bench::integer_in<std::uint64_t>(0, std::uint64_t{1} << 62))
+      ->capture_default_str();
+  std::string all;
+  for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
+  bench::add_list<std::string>(app, "--flaws", only, "only these variants, comma-separated (default all: " + all + ")",
+                               bench::name_item(names));
+  app.add_option("--json", json, "also write one JSON object per variant to FILE (JSON lines)")->type_name("FILE");
+  bench::parse_or_exit(app, argc, argv);
   std::vector<Tally> tallies;
   std::vector<std::pair<std::string, std::unique_ptr<AttentionImpl>>> variants;
   for (const NaiveFlaw flaw : kNaiveFlaws) variants.emplace_back(naive_flaw_name(flaw), make_naive_attention(flaw));
@@ -165,7 +161,10 @@ int main(int argc, char** argv) {
       out << "{\"variant\": \"" << t.flaw << "\", \"cases\": " << t.cases << ", \"full_fail\": " << t.full
           << ", \"sampled_fail\": " << t.sampled << ", \"sample\": " << sample << ", \"rows_judged\": "
           << t.judged_fraction << "}\n";
-    if (!out) usage("cannot write " + json);
+    if (!out) {
+      std::cerr << "bench_sampled_catch_rate: cannot write " << json << "\n";
+      return 2;
+    }
   }
   return 0;
 }

@@ -797,7 +797,7 @@ def report(np, header, footer, rows, impls, dtypes, directions, jsonl_path):
         "",
         "Verdicts (flashproof's rules: docs/error-bounds.md, harness/check.h): pass; fail (NaN/inf where "
         "the reference is finite, or an element beyond the rigorous bound of the declared model); "
-        "out_of_domain (inputs or exact results outside SPEC's domain); not_judged (some element has no "
+        "out_of_domain (inputs or exact results outside flashproof's valid domain, docs/spec.md); not_judged (some element has no "
         "finite bound); unsupported (the implementation does not run the case; reasons below); error "
         "(the call raised).",
         "",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""PyTorch's scaled_dot_product_attention backends at FlashAttention's benchmark shapes (issue 9).
+"""PyTorch's scaled_dot_product_attention backends at FlashAttention's benchmark shapes.
 
 The peer of bench_flash (flash_bench.cpp): the same shape grid, FLOP counts, timing rules and JSON
 fields, so that compare_flash_torch.py can put the two side by side.

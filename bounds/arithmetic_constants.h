@@ -1,6 +1,6 @@
 // The numbers of the stated hardware model (docs/error-bounds.md Part 2, "The model"): the unit
 // roundoffs and the error of each approximate operation an implementation performs, per
-// ArithmeticModel and dtype. The bound formulas (implementation_bounds.cpp) use only these.
+// ArithmeticModel and dtype. The bound formulas of this library use only these.
 #pragma once
 
 #include "core/attention_impl.h"

@@ -1,6 +1,6 @@
-// Rigorous per-element error bounds of an implementation under test (SPEC verdict rule 2,
+// Rigorous per-element error bounds of an implementation under test (docs/spec.md "Verdicts", rule 2;
 // docs/error-bounds.md Part 2): for every output element x^ of a correct implementation that
-// performs the arithmetic of its ArithmeticModel, |x^ - x| <= bound, x the exact result of SPEC's
+// performs the arithmetic of its ArithmeticModel, |x^ - x| <= bound, x the exact result of docs/spec.md's
 // semantics on the given inputs. The bounds depend on the dtype, the shape and the data (sum_c
 // |q_c k_c| per logit, P, |V|, |dO|, ...), which are evaluated in double with certified margins.
 #pragma once
@@ -35,7 +35,7 @@ struct ImplementationBounds {
   std::vector<std::uint8_t> dq_conditional, dk_conditional;
 };
 
-// Every bound +inf (no element certified), sized for p: what the harness uses outside SPEC's valid
+// Every bound +inf (no element certified), sized for p: what the harness uses outside the valid
 // input domain, and the starting point of implementation_bounds.
 ImplementationBounds infinite_bounds(const Problem& p, bool backward);
 

@@ -11,7 +11,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "cli/generator_options.h"
 #include "core/json.h"
 #include "fuzz/case_runner.h"
 #include "harness/exchange.h"
@@ -144,33 +143,7 @@ std::vector<ExportedCase> export_cases(const ExportSpec& spec) {
   return entries;
 }
 
-int run_export_command(Args a) {
-  ExportSpec spec;
-  GeneratorOptionsGiven given;
-  while (!a.done()) {
-    Arg item(a);
-    const std::string_view arg = item.name;
-    if (parse_generator_option(item, spec.generator, given)) {
-      continue;
-    } else if (arg == "--cases") {
-      spec.cases = static_cast<std::uint64_t>(parse_count(arg, item.next(), kMaxExportCases));
-    } else if (arg == "--masks") {
-      const std::string_view v = item.next();
-      if (v == "any") spec.masks = MaskRewrite::any;
-      else if (v == "none") spec.masks = MaskRewrite::none;
-      else if (v == "causal-square") spec.masks = MaskRewrite::causal_square;
-      else throw UsageError("--masks expects none, causal-square or any, got '" + std::string(v) + "'");
-    } else if (arg == "--out") {
-      spec.out = std::string(item.next());
-      if (spec.out.empty()) throw UsageError("--out needs a directory");
-    } else {
-      throw UsageError("unknown option '" + std::string(arg) + "' for export");
-    }
-  }
-  if (!given.seed) throw UsageError("export needs --seed S (the cases are a function of it)");
-  check_generator_options(spec.generator, given);
-  if (spec.cases == 0) throw UsageError("export needs --cases N");
-  if (spec.out.empty()) throw UsageError("export needs --out DIR");
+int run_export_command(const ExportSpec& spec) {
   const std::vector<ExportedCase> entries = export_cases(spec);
   std::cout << "export: " << entries.size() << " cases (masks " << masks_name(spec.masks) << ") in " << spec.out
             << "; index: " << spec.out << "/index.json\n";

@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/args.h"
 #include "fuzz/case_generator.h"
 
 namespace flashproof::cli {
 
-// What export does to the generator's masks. SDPA's is_causal is top-left aligned, SPEC's causal
+// What export does to the generator's masks. SDPA's is_causal is top-left aligned, flashproof's causal
 // bottom-right; the two agree when seqlen_q == seqlen_k, so causal_square makes both lengths the
 // smaller one (which also keeps the case within the generator's work cap).
 enum class MaskRewrite { any, none, causal_square };
@@ -50,6 +49,7 @@ fuzz::FuzzCase exported_case(const ExportSpec& spec, std::uint64_t index);
 // cannot be written.
 std::vector<ExportedCase> export_cases(const ExportSpec& spec);
 
-int run_export_command(Args args);
+// Writes the export and prints where it is; exit status 0.
+int run_export_command(const ExportSpec& spec);
 
 }  // namespace flashproof::cli

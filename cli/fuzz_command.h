@@ -1,12 +1,29 @@
-// `flashproof fuzz` (docs/fuzz.md): parses the command line into a fuzz::CampaignSpec, runs the
-// campaign, prints where its results are. Exit status 0 when no record failed or crashed, 1 when
-// one did, 2 for bad input (UsageError / std::invalid_argument, one line).
+// `flashproof fuzz` (docs/fuzz.md): the command line as a fuzz::CampaignSpec; the campaign run,
+// and where its results are. Exit status 0 when no record failed or crashed, 1 when one did, 2 for
+// bad input (UsageError / std::invalid_argument, one line).
 #pragma once
 
-#include "cli/args.h"
+#include <cstdint>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/generator_options.h"
+#include "fuzz/campaign.h"
 
 namespace flashproof::cli {
 
-int run_fuzz_command(Args args);
+struct FuzzCommand {
+  fuzz::CampaignSpec spec;  // impls empty: every registered implementation
+  std::optional<fuzz::Shard> shard;
+  std::optional<std::uint64_t> shard_count;
+  GeneratorOptionsGiven given;
+};
+
+void add_fuzz_options(CLI::App& verb, FuzzCommand& into);
+// After parsing: unknown options, missing --out or --seed, options that disagree: UsageError.
+void finish_fuzz_options(const CLI::App& verb, const FuzzCommand& command);
+
+int run_fuzz_command(FuzzCommand command);
 
 }  // namespace flashproof::cli

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <optional>
 
+#include "cli/option_values.h"
+#include "cli/value_option.h"
+
 namespace flashproof::cli {
 
 std::vector<std::string> split_list(std::string_view opt, std::string_view text) {
@@ -22,40 +25,50 @@ std::vector<std::string> split_list(std::string_view opt, std::string_view text)
   return out;
 }
 
-bool parse_generator_option(Arg& item, fuzz::GeneratorSettings& g, GeneratorOptionsGiven& given) {
-  const std::string_view arg = item.name;
-  if (arg == "--seed") {
-    g.seed = parse_number<std::uint64_t>(arg, item.next());
-    given.seed = true;
-  } else if (arg == "--dtype") {
-    g.dtypes.clear();
-    for (const std::string& name : split_list(arg, item.next())) {
-      const std::optional<DType> t = parse_dtype(name);
-      if (!t) throw UsageError("--dtype: unknown dtype '" + name + "' (fp16, bf16, fp32)");
-      g.dtypes.push_back(*t);
-    }
-  } else if (arg == "--backward") {
-    const std::string_view v = item.next();
-    using D = fuzz::GeneratorSettings::Direction;
-    if (v == "yes") g.direction = D::backward;
-    else if (v == "no") g.direction = D::forward;
-    else if (v == "both") g.direction = D::both;
-    else throw UsageError("--backward expects yes, no or both, got '" + std::string(v) + "'");
-  } else if (arg == "--max-seqlen") {
-    g.max_seqlen = parse_count(arg, item.next());
-    if (given.limit.empty()) given.limit = arg;
-  } else if (arg == "--max-work") {
-    g.max_work = parse_count(arg, item.next());
-    if (given.limit.empty()) given.limit = arg;
-  } else if (arg == "--profile") {
-    const std::string_view v = item.next();
-    const std::optional<fuzz::Profile> p = fuzz::parse_profile(v);
-    if (!p) throw UsageError("--profile expects default or production, got '" + std::string(v) + "'");
-    g.profile = *p;
-  } else {
-    return false;
-  }
-  return true;
+void add_generator_options(CLI::App& verb, fuzz::GeneratorSettings& g, GeneratorOptionsGiven& given) {
+  add_value_option(verb, "--seed", "S", "the campaign seed: every case is a function of it and its index (required)",
+                   [&](const std::string& name, const std::string& v) {
+                     g.seed = parse_number<std::uint64_t>(name, v);
+                     given.seed = true;
+                   });
+  add_value_option(verb, "--dtype", "D[,D...]", "the dtypes to draw from: fp16, bf16, fp32 (default fp16,bf16)",
+                   [&](const std::string& name, const std::string& v) {
+                     g.dtypes.clear();
+                     for (const std::string& item : split_list(name, v)) {
+                       const std::optional<DType> t = parse_dtype(item);
+                       if (!t) throw UsageError("--dtype: unknown dtype '" + item + "' (fp16, bf16, fp32)");
+                       g.dtypes.push_back(*t);
+                     }
+                   });
+  add_value_option(verb, "--backward", "yes|no|both",
+                   "check the backward pass too: yes, no, or both at random per case (default both)",
+                   [&](const std::string&, const std::string& v) {
+                     using D = fuzz::GeneratorSettings::Direction;
+                     if (v == "yes") g.direction = D::backward;
+                     else if (v == "no") g.direction = D::forward;
+                     else if (v == "both") g.direction = D::both;
+                     else throw UsageError("--backward expects yes, no or both, got '" + v + "'");
+                   });
+  add_value_option(verb, "--max-seqlen", "L", "the longest sequence drawn (default 512; default profile only)",
+                   [&](const std::string& name, const std::string& v) {
+                     g.max_seqlen = parse_count(name, v);
+                     if (given.limit.empty()) given.limit = name;
+                   });
+  add_value_option(verb, "--max-work", "W",
+                   "the most multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim) of a drawn case "
+                   "(default 2097152; default profile only)",
+                   [&](const std::string& name, const std::string& v) {
+                     g.max_work = parse_count(name, v);
+                     if (given.limit.empty()) given.limit = name;
+                   });
+  add_value_option(verb, "--profile", "default|production",
+                   "production: the sizes of real models (sequences to 131072, index and grid limits; "
+                   "docs/fuzz.md)",
+                   [&](const std::string&, const std::string& v) {
+                     const std::optional<fuzz::Profile> p = fuzz::parse_profile(v);
+                     if (!p) throw UsageError("--profile expects default or production, got '" + v + "'");
+                     g.profile = *p;
+                   });
 }
 
 void check_generator_options(const fuzz::GeneratorSettings& g, const GeneratorOptionsGiven& given) {

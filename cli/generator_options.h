@@ -1,13 +1,14 @@
 // The case-generator options that `flashproof fuzz` and `flashproof export` share (--seed, --dtype,
-// --backward, --max-seqlen, --max-work, --profile), parsed once so the two commands build the same
-// cases from the same command line.
+// --backward, --max-seqlen, --max-work, --profile), declared once so the two commands build the
+// same cases from the same command line.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "cli/args.h"
+#include <CLI/CLI.hpp>
+
 #include "fuzz/case_generator.h"
 
 namespace flashproof::cli {
@@ -15,18 +16,17 @@ namespace flashproof::cli {
 // "a,b,c" -> {"a", "b", "c"}; an empty or repeated item throws UsageError naming opt.
 std::vector<std::string> split_list(std::string_view opt, std::string_view text);
 
-// Which generator options parse_generator_option met, for the checks that span options.
+// Which generator options were given, for the checks that span options.
 struct GeneratorOptionsGiven {
   bool seed = false;
   std::string limit;  // "--max-seqlen" or "--max-work" when one was given (the first)
 };
 
-// Applies `item` when it is one of the generator options and returns true; false otherwise.
-// Bad values throw UsageError.
-bool parse_generator_option(Arg& item, fuzz::GeneratorSettings& g, GeneratorOptionsGiven& given);
+// Declares the generator options on `verb`; their values go to `g` (bad ones throw UsageError).
+void add_generator_options(CLI::App& verb, fuzz::GeneratorSettings& g, GeneratorOptionsGiven& given);
 
-// After the last option: throws UsageError for generator options that do not go together
-// (--max-seqlen or --max-work with --profile production, whose sizes are its own).
+// After parsing: throws UsageError for generator options that do not go together (--max-seqlen or
+// --max-work with --profile production, whose sizes are its own).
 void check_generator_options(const fuzz::GeneratorSettings& g, const GeneratorOptionsGiven& given);
 
 }  // namespace flashproof::cli

@@ -1,6 +1,6 @@
 // The one interface every implementation under test is driven through: the naive baseline, the
 // shipped FA1/FA2 kernels and any kernel a user plugs in. Inputs and outputs are host tensors in
-// SPEC.md's layouts with explicit strides; outputs are allocated (and possibly poisoned) by the
+// docs/spec.md's layouts with explicit strides; outputs are allocated (and possibly poisoned) by the
 // caller, so that "every valid element written, nothing outside" can be checked.
 #pragma once
 

@@ -7,10 +7,6 @@
 namespace flashproof {
 namespace {
 
-using detail::Format;
-using detail::kFp16;
-using detail::kBf16;
-using detail::kFp32;
 using detail::format_of;
 using detail::round_double_to_format;
 using detail::format_bits_to_double;
@@ -18,7 +14,7 @@ using detail::format_bits_to_double;
 // Widened values are exact floats, so "rounding" them to fp32 is exact and also gives NaN one
 // canonical bit pattern on every platform.
 float exact_to_float(double d) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(round_double_to_format(d, kFp32)));
+  return std::bit_cast<float>(static_cast<std::uint32_t>(round_double_to_format(d, kFp32Format)));
 }
 
 }  // namespace
@@ -39,10 +35,10 @@ std::optional<DType> parse_dtype(std::string_view name) {
   return std::nullopt;
 }
 
-int dtype_mantissa_bits(DType t) { return format_of(t).mant_bits; }
+int dtype_mantissa_bits(DType t) { return format_of(t).fraction_bits; }
 
 float fp16_bits_to_float(std::uint16_t bits) {
-  return exact_to_float(format_bits_to_double(bits, kFp16));
+  return exact_to_float(format_bits_to_double(bits, kFp16Format));
 }
 // bf16 is the top half of fp32, so widening is a shift (NaN made canonical like everywhere else).
 float bf16_bits_to_float(std::uint16_t bits) {
@@ -56,13 +52,13 @@ std::uint16_t float_to_fp16_bits(float x) { return double_to_fp16_bits(x); }
 std::uint16_t float_to_bf16_bits(float x) { return double_to_bf16_bits(x); }
 
 std::uint16_t double_to_fp16_bits(double x) {
-  return static_cast<std::uint16_t>(round_double_to_format(x, kFp16));
+  return static_cast<std::uint16_t>(round_double_to_format(x, kFp16Format));
 }
 std::uint16_t double_to_bf16_bits(double x) {
-  return static_cast<std::uint16_t>(round_double_to_format(x, kBf16));
+  return static_cast<std::uint16_t>(round_double_to_format(x, kBf16Format));
 }
 std::uint32_t double_to_fp32_bits(double x) {
-  return static_cast<std::uint32_t>(round_double_to_format(x, kFp32));
+  return static_cast<std::uint32_t>(round_double_to_format(x, kFp32Format));
 }
 
 std::int64_t ordered_index(DType t, std::uint32_t bits) {
@@ -73,8 +69,8 @@ std::int64_t ordered_index(DType t, std::uint32_t bits) {
 }
 
 double unit_roundoff(DType t) {
-  // 2^-(mant_bits + 1), built exactly from the exponent field.
-  return std::bit_cast<double>(static_cast<std::uint64_t>(1023 - format_of(t).mant_bits - 1) << 52);
+  // 2^-(fraction_bits + 1), built exactly from the exponent field.
+  return std::bit_cast<double>(static_cast<std::uint64_t>(1023 - format_of(t).fraction_bits - 1) << 52);
 }
 
 }  // namespace flashproof

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <type_traits>
 
+#include "core/float_format.h"
+
 namespace flashproof {
 
 enum class DType { fp16, bf16, fp32 };
@@ -33,77 +35,37 @@ std::uint16_t double_to_fp16_bits(double x);
 std::uint16_t double_to_bf16_bits(double x);
 std::uint32_t double_to_fp32_bits(double x);
 
-// The conversions on bit patterns, integer arithmetic only (so results do not depend on the FPU,
-// its rounding mode or x87). Inline: tensors convert every element through them.
+// The conversions on bit patterns, integer arithmetic only (core/float_format.h). Inline: tensors
+// convert every element through them.
 namespace detail {
-// A binary interchange-style format: 1 sign bit, exp_bits exponent bits, mant_bits fraction bits.
-struct Format {
-  int exp_bits;
-  int mant_bits;
-};
-inline constexpr Format kFp16{5, 10};
-inline constexpr Format kBf16{8, 7};
-inline constexpr Format kFp32{8, 23};
-
-constexpr Format format_of(DType t) {
-  return t == DType::fp16 ? kFp16 : t == DType::bf16 ? kBf16 : kFp32;
+constexpr FloatFormat format_of(DType t) {
+  return t == DType::fp16 ? kFp16Format : t == DType::bf16 ? kBf16Format : kFp32Format;
 }
-
-inline constexpr std::uint64_t kDoubleFrac = (1ull << 52) - 1;
 
 // Rounds x to the format once (RNE), from the double's own bits, and returns the format's bits.
 // NaN becomes the canonical quiet NaN (quiet bit only, payload dropped) with x's sign.
-inline std::uint64_t round_double_to_format(double x, Format f) {
-  const auto u = std::bit_cast<std::uint64_t>(x);
-  const std::uint64_t sign = (u >> 63) << (f.exp_bits + f.mant_bits);
-  const int e = static_cast<int>((u >> 52) & 0x7FF);
-  const std::uint64_t frac = u & kDoubleFrac;
-  const std::uint64_t exp_all_ones = ((1ull << f.exp_bits) - 1) << f.mant_bits;
-  if (e == 0x7FF) {
-    return sign | exp_all_ones | (frac != 0 ? 1ull << (f.mant_bits - 1) : 0);
-  }
-  // x = sig * 2^(unbiased - 52), sig with its hidden bit (double subnormals: e = 0, no hidden bit).
-  const std::uint64_t sig = e == 0 ? frac : frac | (1ull << 52);
-  const int unbiased = e == 0 ? -1022 : e - 1023;
-  const int bias = (1 << (f.exp_bits - 1)) - 1;
-  const int biased = unbiased + bias;
-  if (biased >= (1 << f.exp_bits) - 1) return sign | exp_all_ones;  // >= 2^(emax+1): inf
-  // Below the normal range the target exponent stays at emin (field 1) and extra bits are dropped,
-  // which yields the subnormal fraction; a carry out of it lands in the exponent field correctly.
-  const int field = biased < 1 ? 1 : biased;
-  const int shift = 52 - f.mant_bits + (field - biased);
-  // Below half the min subnormal everything rounds to zero (this also keeps the shifts < 64).
-  if (shift > 53) return sign;
-  std::uint64_t q = sig >> shift;
-  const std::uint64_t rem = sig & ((1ull << shift) - 1);
-  const std::uint64_t half = 1ull << (shift - 1);
-  // Ties to even, without a branch: the direction is random for random values, so a branch here
-  // would be mispredicted half the time.
-  q += static_cast<std::uint64_t>(rem > half) | (static_cast<std::uint64_t>(rem == half) & (q & 1));
-  // q carries the hidden bit for normals, so adding (field-1) yields the exponent field; a carry
-  // out of the fraction bumps the exponent (max finite + carry gives exactly the inf pattern).
-  return sign | ((static_cast<std::uint64_t>(field - 1) << f.mant_bits) + q);
+inline std::uint64_t round_double_to_format(double x, FloatFormat f) {
+  return round_bits_to(std::bit_cast<std::uint64_t>(x), kFp64Format, f);
 }
 
 // Exact value of a format's bit pattern, built as double bits (every format here fits exactly).
-inline double format_bits_to_double(std::uint64_t bits, Format f) {
-  const int width = 1 + f.exp_bits + f.mant_bits;
-  const std::uint64_t sign = ((bits >> (width - 1)) & 1) << 63;
-  const int e = static_cast<int>((bits >> f.mant_bits) & ((1u << f.exp_bits) - 1));
-  std::uint64_t frac = bits & ((1ull << f.mant_bits) - 1);
-  const int bias = (1 << (f.exp_bits - 1)) - 1;
-  if (e == (1 << f.exp_bits) - 1) {  // inf, or canonical quiet NaN keeping the sign
+inline double format_bits_to_double(std::uint64_t bits, FloatFormat f) {
+  const std::uint64_t sign = ((bits >> (f.width() - 1)) & 1) << 63;
+  const int e = static_cast<int>((bits >> f.fraction_bits) & ((1u << f.exponent_bits) - 1));
+  std::uint64_t frac = bits & ((1ull << f.fraction_bits) - 1);
+  const int bias = f.bias();
+  if (e == (1 << f.exponent_bits) - 1) {  // inf, or canonical quiet NaN keeping the sign
     return std::bit_cast<double>(sign | (0x7FFull << 52) | (frac != 0 ? 1ull << 51 : 0));
   }
   if (e == 0 && frac == 0) return std::bit_cast<double>(sign);
   int unbiased = e - bias;
   if (e == 0) {  // subnormal: normalise so the leading 1 becomes the hidden bit
     const int lead = static_cast<int>(std::bit_width(frac)) - 1;
-    unbiased = 1 - bias - (f.mant_bits - lead);
-    frac = (frac << (f.mant_bits - lead)) & ((1ull << f.mant_bits) - 1);
+    unbiased = 1 - bias - (f.fraction_bits - lead);
+    frac = (frac << (f.fraction_bits - lead)) & ((1ull << f.fraction_bits) - 1);
   }
   const auto dexp = static_cast<std::uint64_t>(unbiased + 1023);
-  return std::bit_cast<double>(sign | (dexp << 52) | (frac << (52 - f.mant_bits)));
+  return std::bit_cast<double>(sign | (dexp << 52) | (frac << (52 - f.fraction_bits)));
 }
 
 }  // namespace detail
@@ -115,7 +77,7 @@ inline std::uint32_t to_bits(DType t, double x) {
 }
 // Exact.
 inline double from_bits(DType t, std::uint32_t bits) {
-  return t == DType::fp32 ? detail::format_bits_to_double(bits, detail::kFp32)
+  return t == DType::fp32 ? detail::format_bits_to_double(bits, kFp32Format)
                           : detail::format_bits_to_double(bits & 0xFFFFu, detail::format_of(t));
 }
 

@@ -257,8 +257,7 @@ void fill(HostTensor& t, const Distribution& d, std::uint64_t seed) {
 }
 
 void fill_inputs(const Problem& p, const Distribution& d, std::uint64_t seed, Inputs& io) {
-  if (const std::string err = p.validate(); !err.empty())
-    throw std::invalid_argument("fill_inputs: " + err);
+  require_valid(p, "fill_inputs: ");
   check_tensor(io.q, p.dtype, p.q_shape(), "q");
   check_tensor(io.k, p.dtype, p.kv_shape(), "k");
   check_tensor(io.v, p.dtype, p.kv_shape(), "v");
@@ -345,8 +344,7 @@ void fill_inputs(const Problem& p, const Distribution& d, std::uint64_t seed, In
 }
 
 Inputs generate_inputs(const Problem& p, const Distribution& d, std::uint64_t seed) {
-  if (const std::string err = p.validate(); !err.empty())
-    throw std::invalid_argument("generate_inputs: " + err);
+  const ValidatedScope valid(p, "generate_inputs: ");  // fill_inputs need not validate again
   Inputs in{HostTensor(p.dtype, p.q_shape()), HostTensor(p.dtype, p.kv_shape()),
             HostTensor(p.dtype, p.kv_shape()), HostTensor(p.dtype, p.q_shape())};
   fill_inputs(p, d, seed, in);

@@ -2,16 +2,21 @@
 
 #include <cmath>
 #include <sstream>
+#include <stdexcept>
 
 namespace flashproof {
 
 namespace {
+thread_local std::uint64_t validations = 0;
+thread_local const ValidatedScope* innermost_scope = nullptr;
+
 std::string positive_error(const char* name, std::int64_t v) {
   return v >= 1 ? std::string() : std::string(name) + " (" + std::to_string(v) + ") must be >= 1";
 }
 }  // namespace
 
 std::string Problem::validate() const {
+  ++validations;
   for (auto [name, v] : {std::pair{"batch", batch}, {"heads_q", heads_q}, {"heads_kv", heads_kv},
                          {"seqlen_q", seqlen_q}, {"seqlen_k", seqlen_k}, {"head_dim", head_dim}}) {
     if (auto e = positive_error(name, v); !e.empty()) return e;
@@ -58,5 +63,26 @@ std::string Problem::describe() const {
   if (scale) s << " scale=" << *scale;
   return s.str();
 }
+
+ValidatedScope::ValidatedScope(const Problem& p, const char* prefix) : problem_(p), outer_(innermost_scope) {
+  require_valid(p, prefix);
+  innermost_scope = this;
+}
+
+ValidatedScope::~ValidatedScope() { innermost_scope = outer_; }
+
+bool ValidatedScope::holds(const Problem& p) {
+  for (const ValidatedScope* s = innermost_scope; s != nullptr; s = s->outer_)
+    if (s->problem_ == p) return true;
+  return false;
+}
+
+std::string problem_error(const Problem& p) { return ValidatedScope::holds(p) ? std::string() : p.validate(); }
+
+void require_valid(const Problem& p, const char* prefix) {
+  if (std::string e = problem_error(p); !e.empty()) throw std::invalid_argument(prefix + e);
+}
+
+std::uint64_t validations_on_this_thread() { return validations; }
 
 }  // namespace flashproof

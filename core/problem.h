@@ -1,4 +1,4 @@
-// One attention problem: shapes, dtype, softmax scale and mask (SPEC.md "Semantics").
+// One attention problem: shapes, dtype, softmax scale and mask (docs/spec.md "Semantics").
 #pragma once
 
 #include <array>
@@ -38,12 +38,45 @@ struct Problem {
   std::int64_t kv_head(std::int64_t h) const { return h / group_size(); }
   std::int64_t mask_offset() const { return seqlen_k - seqlen_q; }
 
-  // Layouts of SPEC.md (row-major, contiguous).
+  // Layouts of docs/spec.md "Semantics" (row-major, contiguous).
   std::array<std::int64_t, 4> q_shape() const { return {batch, seqlen_q, heads_q, head_dim}; }
   std::array<std::int64_t, 4> kv_shape() const { return {batch, seqlen_k, heads_kv, head_dim}; }
   std::array<std::int64_t, 4> lse_shape() const { return {batch, heads_q, seqlen_q, 1}; }
 
   std::string describe() const;  // one line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal"
+
+  bool operator==(const Problem&) const = default;
 };
+
+// ---- Validating once per check ----
+// Every public entry point that takes a Problem (generate_inputs, the reference, the bounds, the
+// naive implementation's unsupported_reason, run_check, prepare_case) refuses an invalid one with
+// validate()'s message, through problem_error or require_valid. A check validates its problem once,
+// on entry, by opening a ValidatedScope for the time its stages run; within it those entry points
+// recognise the problem (the same values) and do not validate it again. Scopes belong to the thread
+// that opens them: a stage run on another thread validates for itself.
+class ValidatedScope {
+ public:
+  // Validates p unless a scope open on this thread holds it; throws
+  // std::invalid_argument(prefix + p.validate()) when it is invalid.
+  explicit ValidatedScope(const Problem& p, const char* prefix = "");
+  ~ValidatedScope();
+  ValidatedScope(const ValidatedScope&) = delete;
+  ValidatedScope& operator=(const ValidatedScope&) = delete;
+
+  // Whether a scope open on this thread holds p.
+  static bool holds(const Problem& p);
+
+ private:
+  Problem problem_;
+  const ValidatedScope* outer_;
+};
+
+// p.validate(), or "" without validating when a ValidatedScope on this thread holds p.
+std::string problem_error(const Problem& p);
+// Throws std::invalid_argument(prefix + problem_error(p)) when that is not empty.
+void require_valid(const Problem& p, const char* prefix = "");
+// How many times Problem::validate() has run on this thread (tests of the above).
+std::uint64_t validations_on_this_thread();
 
 }  // namespace flashproof

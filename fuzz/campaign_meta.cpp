@@ -31,6 +31,13 @@ std::string parameters_json(const CampaignSpec& s) {
   return o.str();
 }
 
+std::string campaign_json(const CampaignSpec& s, const std::string& id, const std::string& commit,
+                          const std::string& machine, const std::string& started) {
+  return "{\n  \"format\": \"flashproof-campaign\",\n  \"version\": 1,\n  \"campaign_id\": " + json_quote(id) +
+         ",\n  \"parameters\": " + parameters_json(s) + ",\n  \"commit\": " + json_quote(commit) +
+         ",\n  \"machine\": " + json_quote(machine) + ",\n  \"started\": " + json_quote(started) + "\n}\n";
+}
+
 bool same_json(const Json& a, const Json& b) {
   if (a.type != b.type || a.boolean != b.boolean || a.text != b.text || a.items.size() != b.items.size() ||
       a.members.size() != b.members.size())

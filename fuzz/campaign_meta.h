@@ -1,17 +1,23 @@
-// campaign.json (docs/fuzz.md) as a resumed campaign reads it. In its own file, apart from the
-// campaign engine, so that the parser fuzzer (tests/parsers/fuzz_campaign_meta.cpp) builds it alone.
+// campaign.json's text (docs/fuzz.md): as a new campaign writes it and a resumed campaign reads it.
+// In its own file, apart from the campaign engine and its files, so that the parser fuzzer
+// (tests/parsers/fuzz_campaign_meta.cpp) builds it alone.
 #pragma once
 
 #include <string>
 #include <string_view>
 
 #include "core/json.h"
-#include "fuzz/campaign.h"
+#include "fuzz/campaign_spec.h"
 
 namespace flashproof::fuzz {
 
 // campaign.json's "parameters": what identifies the campaign; a resumed run must match it exactly.
 std::string parameters_json(const CampaignSpec& s);
+
+// campaign.json's text for a new campaign: format, version, id, parameters_json(s), and where and
+// when it started (run_provenance.h), which no reader compares.
+std::string campaign_json(const CampaignSpec& s, const std::string& id, const std::string& commit,
+                          const std::string& machine, const std::string& started);
 
 // The same JSON value: same types, texts (numbers compare as written), items and members in order.
 bool same_json(const Json& a, const Json& b);

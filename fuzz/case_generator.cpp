@@ -74,7 +74,7 @@ std::string distribution_for(Rng& r, const std::string& kind) {
     const std::uint64_t x = r.below(4);
     return x == 0 ? "uniform" : x == 1 ? "scaled:" + std::to_string(pick(r, 2, 8)) : "normal";
   }
-  // Scaled logits' spread from 10 to 1e22: SPEC's domain ends near 1.8e19, the rest is classified
+  // Scaled logits' spread from 10 to 1e22: the valid domain (docs/spec.md) ends near 1.8e19, the rest is classified
   // out of domain by the check.
   if (kind == "extreme-logits") return "large-logits:" + log_uniform(r, 1, 22);
   // N(0,1) * 2^10..2^14: the tails reach the fp16 maximum (values are clamped to it); half of

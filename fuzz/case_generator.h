@@ -3,7 +3,7 @@
 // same case for the same index. Shapes are odd and ragged (sequence lengths log-uniform with the
 // tile edges weighted, every head dim 1..256, GQA/MQA groups, seqlen_q != seqlen_k both ways, no
 // mask / causal / local), and values lean on the extremes: log-uniform logit scales up to and past
-// SPEC's domain edge, values near the fp16 maximum, one dominant key, all-equal rows, the maximum
+// the valid domain's edge (docs/spec.md), values near the fp16 maximum, one dominant key, all-equal rows, the maximum
 // in the last key block, rows that see no key, subnormal inputs.
 //
 // The production profile (--profile production) draws the sizes of real models instead: long

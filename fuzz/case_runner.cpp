@@ -1,5 +1,6 @@
 #include "fuzz/case_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -7,8 +8,10 @@
 #include <optional>
 #include <sstream>
 
+#include "fuzz/case_generator.h"
 #include "fuzz/child_process.h"
 #include "harness/case_context_file.h"
+#include "harness/check_render.h"
 #include "harness/logit_scan.h"
 #include "kernels/registry.h"
 
@@ -18,17 +21,14 @@ double max_scaled_logit(const Problem& p, const Inputs& in) {
   return scan_logits(p, in.q, in.k, std::numeric_limits<double>::infinity()).max_visible;
 }
 
-std::string one_line(const std::string& json) {
-  std::string out;
-  out.reserve(json.size());
-  for (std::size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '\n') {
-      while (i + 1 < json.size() && json[i + 1] == ' ') ++i;
-      continue;
-    }
-    out += json[i];
-  }
-  return out;
+double crashed_case_logit_scale(const Case& c, const CheckOptions& options) {
+  const Problem& p = c.problem;
+  const double pairs_work = static_cast<double>(p.batch) * static_cast<double>(p.heads_q) *
+                            static_cast<double>(p.seqlen_q) * static_cast<double>(p.seqlen_k) *
+                            static_cast<double>(p.head_dim);
+  if (options.reference.sample > 0 && pairs_work > kProductionMaxLogitScanWork)
+    return std::numeric_limits<double>::quiet_NaN();
+  return max_scaled_logit(p, generate_inputs(p, c.dist, c.seed));
 }
 
 namespace {
@@ -54,19 +54,18 @@ CheckRecord check_shared(const Case& c, const CheckOptions& options, const std::
 
 }  // namespace
 
-// The child's answer: four header lines, then the record.
 std::string check_in_child(const Case& c, const CheckOptions& options, const std::string& shared) {
   const CheckRecord r = shared.empty() ? run_check(c, options) : check_shared(c, options, shared);
   std::string why;
   for (const TensorCheck& t : r.tensors)
     if (why.empty() && !t.reasons.empty()) why = t.name + ": " + t.reasons.front();
-  for (char& ch : why)
-    if (ch == '\n') ch = ' ';
-  const double scale = r.reference_stats.max_abs_logit;  // the reference's own logits
-  char numbers[160];
-  std::snprintf(numbers, sizeof numbers, "%.17g\n%.17g %.17g %.17g\n", scale, r.seconds_impl, r.seconds_reference,
-                r.seconds_bounds);
-  return std::string(verdict_name(r.verdict)) + "\n" + why + "\n" + numbers + one_line(to_json(r));
+  std::replace(why.begin(), why.end(), '\n', ' ');
+  json::Value answer = {{"status", verdict_name(r.verdict)},
+                        {"why", why},
+                        {"logit_scale", r.reference_stats.max_abs_logit},  // the reference's own logits
+                        {"seconds", {{"impl", r.seconds_impl}, {"reference", r.seconds_reference}, {"bounds", r.seconds_bounds}}},
+                        {"record", check_record_json(r)}};
+  return json::write(answer);
 }
 
 CaseOutcome run_case_isolated(const Case& c, const CheckOptions& options, const std::string& scratch,
@@ -74,27 +73,52 @@ CaseOutcome run_case_isolated(const Case& c, const CheckOptions& options, const 
   return outcome_of(run_isolated([&] { return check_in_child(c, options); }, scratch, timeout_seconds));
 }
 
+namespace {
+
+// The child's answer read into o; false when it is not a whole answer.
+bool read_answer(const std::string& text, CaseOutcome& o) {
+  json::Value answer;
+  try {
+    answer = json::parse(text);
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+  if (!answer.is_object()) return false;
+  const json::Value* seconds = json::find(answer, "seconds");
+  const json::Value* record = json::find(answer, "record");
+  const auto status = json::string(answer.value("status", json::Value()));
+  const auto why = json::string(answer.value("why", json::Value()));
+  const auto scale = json::record_number(answer.value("logit_scale", json::Value()));
+  if (!status || status->empty() || !why || !scale || seconds == nullptr || !seconds->is_object() || record == nullptr || !record->is_object())
+    return false;
+  const auto time = [&](const char* key) { return json::record_number(seconds->value(key, json::Value())); };
+  const auto impl = time("impl"), reference = time("reference"), bounds = time("bounds");
+  if (!impl || !reference || !bounds) return false;
+  o.status = *status;
+  o.why = *why;
+  o.logit_scale = *scale;
+  o.seconds_impl = *impl;
+  o.seconds_reference = *reference;
+  o.seconds_bounds = *bounds;
+  if (const json::Value* c = json::find(*record, "case"))
+    if (const json::Value* where = json::find(*c, "where")) o.where = json::string(*where).value_or("");
+  o.record = std::move(answer["record"]);
+  return true;
+}
+
+}  // namespace
+
 CaseOutcome outcome_of(const ChildEnd& end) {
   CaseOutcome o;
   o.seconds_total = end.seconds;
   if (!end.normal) {
     o.status = "crash";
     o.why = end.problem;
-    return o;
-  }
-  std::istringstream in(end.result);
-  std::string scale;
-  std::getline(in, o.status);
-  std::getline(in, o.why);
-  std::getline(in, scale);
-  in >> o.seconds_impl >> o.seconds_reference >> o.seconds_bounds;
-  in.ignore(1);
-  std::getline(in, o.record_json);
-  o.logit_scale = std::strtod(scale.c_str(), nullptr);
-  if (o.status.empty() || o.record_json.empty()) {
+  } else if (!read_answer(end.result, o)) {
+    o = CaseOutcome{};
+    o.seconds_total = end.seconds;
     o.status = "crash";
     o.why = "the check's child process ended without a complete result";
-    o.record_json.clear();
   }
   return o;
 }

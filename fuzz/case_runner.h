@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/json.h"
 #include "harness/check.h"
 
 namespace flashproof::fuzz {
@@ -12,7 +13,8 @@ namespace flashproof::fuzz {
 struct CaseOutcome {
   std::string status;        // pass, fail, out-of-domain, crash
   std::string why;           // fail: the first reason; crash: what ended the process
-  std::string record_json;   // the check's JSON record on one line; empty for a crash
+  json::Value record;        // the check's record (harness/check.h's to_json); null for a crash
+  std::string where;         // the record's case.where (host, gpu, emulated); empty for a crash
   double logit_scale = 0;    // largest |scale * q.k| over visible pairs (the reference's logits)
   double seconds_total = 0, seconds_impl = 0, seconds_reference = 0, seconds_bounds = 0;
 };
@@ -24,7 +26,9 @@ CaseOutcome run_case_isolated(const Case& c, const CheckOptions& options, const 
                               double timeout_seconds);
 
 // The two halves of run_case_isolated, for callers that run several children at once: the work
-// a child does (the check, its result as text) and the outcome read from the child's end.
+// a child does (the check) and the outcome read from the child's end. The child answers with one
+// JSON object, {"status", "why", "logit_scale", "seconds": {"impl", "reference", "bounds"},
+// "record"}, which outcome_of parses once; an answer it cannot read makes the outcome a crash.
 // `shared`: empty, or a file through which the implementations of one case share its prepared
 // context (harness/case_context_file.h): loaded when it holds this case, else prepared (with the
 // naive baseline) and saved there.
@@ -35,8 +39,9 @@ CaseOutcome outcome_of(const ChildEnd& end);
 // nothing is visible, inf when an input is not finite.
 double max_scaled_logit(const Problem& p, const Inputs& in);
 
-// A JSON text on one line: the line breaks and the indentation after them removed (the writers
-// escape line breaks inside strings, so only layout goes).
-std::string one_line(const std::string& json);
+// The logit scale of a case whose child crashed before measuring it: measured in the parent, over
+// every pair; NaN (written "nan") in a sampled campaign's case beyond kProductionMaxLogitScanWork
+// (an unsampled campaign's cases are small).
+double crashed_case_logit_scale(const Case& c, const CheckOptions& options);
 
 }  // namespace flashproof::fuzz

@@ -6,11 +6,13 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "core/json.h"
+#include "fuzz/record_layout.h"
 
 namespace flashproof::fuzz {
 namespace {
@@ -29,22 +31,25 @@ void write_all(int fd, const std::string& text, const std::string& path) {
   }
 }
 
-// The record's key and status; false when the line is not a complete record.
-bool parse_record(const std::string& line, std::uint64_t& index, std::string& impl, std::string& status,
-                  Json* parsed = nullptr) {
+// A line's record and its key and status; nullopt when the line is not a complete record.
+struct KeyedRecord {
+  json::Value record;
+  std::uint64_t index;
+  std::string impl, status;
+};
+
+std::optional<KeyedRecord> parse_record(const std::string& line) {
   try {
-    Json j = parse_json(line);
-    const Json* i = j.find("index");
-    const Json* m = j.find("impl");
-    const Json* s = j.find("status");
-    if (i == nullptr || m == nullptr || s == nullptr || m->type != Json::Type::string || i->integer(-1) < 0) return false;
-    index = static_cast<std::uint64_t>(i->integer());
-    impl = m->text;
-    status = s->text;
-    if (parsed) *parsed = std::move(j);
-    return true;
+    json::Value j = json::parse(line);
+    const json::Value* i = json::find(j, "index");
+    const json::Value* m = json::find(j, "impl");
+    const json::Value* s = json::find(j, "status");
+    if (i == nullptr || m == nullptr || s == nullptr || !m->is_string() || !json::unsigned64(*i)) return std::nullopt;
+    KeyedRecord r{{}, *json::unsigned64(*i), *json::string(*m), json::string(*s).value_or("")};
+    r.record = std::move(j);
+    return r;
   } catch (const std::invalid_argument&) {
-    return false;
+    return std::nullopt;
   }
 }
 
@@ -81,15 +86,15 @@ ResultsLog::ResultsLog(std::string path, const Foreign& foreign) : path_(std::mo
       const std::size_t end = all.find('\n', begin);
       const std::string line = all.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
       ++line_number;
-      std::uint64_t index = 0;
-      std::string impl, status;
-      Json record;
-      if (end != std::string::npos && parse_record(line, index, impl, status, &record)) {
+      std::optional<KeyedRecord> r;
+      if (end != std::string::npos) r = parse_record(line);
+      if (r) {
         // A complete record of another campaign is refused, not dropped: resuming over it would
         // count its pairs as done here.
-        if (const std::string why = foreign ? foreign(record) : ""; !why.empty())
+        if (const std::string why = foreign ? foreign(r->record) : ""; !why.empty())
           throw std::invalid_argument(path_ + " line " + std::to_string(line_number) + ": " + why);
         good.push_back(line);
+        remember(r->index, r->impl, r->status);
       } else {
         ++dropped_;
       }
@@ -102,7 +107,6 @@ ResultsLog::ResultsLog(std::string path, const Foreign& foreign) : path_(std::mo
     for (const std::string& line : good) text += line + "\n";
     write_file_atomically(path_, text);
   }
-  for (const std::string& line : good) remember(line);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   if (fd_ < 0) fail("cannot open", path_);
 }
@@ -111,21 +115,23 @@ ResultsLog::~ResultsLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ResultsLog::remember(const std::string& line) {
-  std::uint64_t index = 0;
-  std::string impl, status;
-  if (!parse_record(line, index, impl, status)) throw std::logic_error("not a campaign record: " + line.substr(0, 80));
+void ResultsLog::remember(std::uint64_t index, const std::string& impl, const std::string& status) {
   done_.insert({index, impl});
   statuses_.insert(status);
 }
 
 std::size_t ResultsLog::count(const std::string& status) const { return statuses_.count(status); }
 
-void ResultsLog::append(const std::string& line) {
-  if (line.find('\n') != std::string::npos) throw std::logic_error("a campaign record must be one line");
-  remember(line);
-  write_all(fd_, line + "\n", path_);  // one write: O_APPEND keeps it whole
+void ResultsLog::append(const json::Value& record) {
+  if (!record.is_object()) throw std::logic_error("a campaign record must be an object");
+  const std::optional<std::uint64_t> index = json::unsigned64(record.value("index", json::Value()));
+  const std::optional<std::string> impl = json::string(record.value("impl", json::Value()));
+  const std::optional<std::string> status = json::string(record.value("status", json::Value()));
+  if (!index || !impl || !status) throw std::logic_error("a campaign record needs an index, an impl and a status");
+  // One line, written with one write: O_APPEND keeps it whole.
+  write_all(fd_, json::write(record, fuzz_record_layout()) + "\n", path_);
   if (::fsync(fd_) != 0) fail("cannot flush", path_);
+  remember(*index, *impl, *status);
 }
 
 }  // namespace flashproof::fuzz

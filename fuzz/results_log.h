@@ -22,7 +22,7 @@ void write_file_atomically(const std::string& path, const std::string& text);
 class ResultsLog {
  public:
   // Why a complete record does not belong here (empty when it does).
-  using Foreign = std::function<std::string(const Json& record)>;
+  using Foreign = std::function<std::string(const json::Value& record)>;
   // Creates the file when missing. Throws std::runtime_error when it cannot be read or written,
   // std::invalid_argument ("PATH line N: WHY") for a record that `foreign` refuses.
   explicit ResultsLog(std::string path, const Foreign& foreign = {});
@@ -36,11 +36,11 @@ class ResultsLog {
   // Status counts of the records read at opening and appended since.
   std::size_t count(const std::string& status) const;
 
-  // Appends one record (a JSON object on one line with "index", "impl" and "status").
-  void append(const std::string& line);
+  // Appends one record (an object with "index", "impl" and "status"; fuzz_record_layout()).
+  void append(const json::Value& record);
 
  private:
-  void remember(const std::string& line);
+  void remember(std::uint64_t index, const std::string& impl, const std::string& status);
   std::string path_;
   int fd_ = -1;
   std::set<std::pair<std::uint64_t, std::string>> done_;

@@ -22,68 +22,57 @@ namespace {
 
 class Fields {
  public:
-  Fields(const Json& object, std::string prefix) : o_(object), prefix_(std::move(prefix)) {
-    used_.assign(o_.members.size(), false);
+  Fields(const json::Value& object, std::string prefix)
+      : o_(object.get_ref<const json::Value::object_t&>()), prefix_(std::move(prefix)) {
+    used_.assign(o_.size(), false);
   }
   std::string name(std::string_view key) const { return "\"" + prefix_ + std::string(key) + "\""; }
 
-  const Json* optional(std::string_view key) {
-    for (std::size_t k = 0; k < o_.members.size(); ++k)
-      if (o_.members[k].first == key) {
+  const json::Value* optional(std::string_view key) {
+    for (std::size_t k = 0; k < o_.size(); ++k)
+      if (o_.begin()[k].first == key) {
         used_[k] = true;
-        return &o_.members[k].second;
+        return &o_.begin()[k].second;
       }
     return nullptr;
   }
-  const Json& required(std::string_view key) {
-    if (const Json* v = optional(key)) return *v;
+  const json::Value& required(std::string_view key) {
+    if (const json::Value* v = optional(key)) return *v;
     throw std::invalid_argument("missing field " + name(key));
   }
   // Unknown fields are rejected (a misspelt optional field would otherwise be ignored silently).
   void reject_unknown() const {
-    for (std::size_t k = 0; k < o_.members.size(); ++k)
+    for (std::size_t k = 0; k < o_.size(); ++k)
       if (!used_[k])
-        throw std::invalid_argument("unknown field \"" + prefix_ + shown(o_.members[k].first).substr(1));
+        throw std::invalid_argument("unknown field \"" + prefix_ + shown(o_.begin()[k].first).substr(1));
   }
 
-  std::string string(std::string_view key, const Json& v) const {
-    if (v.type != Json::Type::string) throw std::invalid_argument(name(key) + " must be a string");
-    return v.text;
+  std::string string(std::string_view key, const json::Value& v) const {
+    return required_kind(json::string(v), key, " must be a string");
   }
-  bool boolean(std::string_view key, const Json& v) const {
-    if (v.type != Json::Type::boolean) throw std::invalid_argument(name(key) + " must be true or false");
-    return v.boolean;
+  bool boolean(std::string_view key, const json::Value& v) const {
+    if (!v.is_boolean()) throw std::invalid_argument(name(key) + " must be true or false");
+    return v.get<bool>();
   }
-  std::int64_t integer(std::string_view key, const Json& v) const {
-    std::int64_t x = 0;
-    if (v.type != Json::Type::number || !whole(v.text, x))
-      throw std::invalid_argument(name(key) + " must be an integer");
-    return x;
+  std::int64_t integer(std::string_view key, const json::Value& v) const {
+    return required_kind(json::integer(v), key, " must be an integer");
   }
   // A decimal string (how case_to_json writes it) or a plain integer.
-  std::uint64_t unsigned64(std::string_view key, const Json& v) const {
-    std::uint64_t x = 0;
-    if ((v.type != Json::Type::number && v.type != Json::Type::string) || !whole(v.text, x))
-      throw std::invalid_argument(name(key) +
-                                  " must be an unsigned 64-bit integer (a decimal string, e.g. \"42\")");
-    return x;
+  std::uint64_t unsigned64(std::string_view key, const json::Value& v) const {
+    return required_kind(json::unsigned64(v), key, " must be an unsigned 64-bit integer (a decimal string, e.g. \"42\")");
   }
-  double number(std::string_view key, const Json& v) const {
-    double x = 0;
-    if (v.type == Json::Type::number) {
-      const auto [end, ec] = std::from_chars(v.text.data(), v.text.data() + v.text.size(), x);
-      if (ec == std::errc() && end == v.text.data() + v.text.size() && std::isfinite(x)) return x;
-    }
-    throw std::invalid_argument(name(key) + " must be a finite number");
+  double number(std::string_view key, const json::Value& v) const {
+    const std::optional<double> x = json::number(v);
+    return required_kind(x && std::isfinite(*x) ? x : std::nullopt, key, " must be a finite number");
   }
 
  private:
   template <class T>
-  static bool whole(const std::string& text, T& x) {
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
-    return !text.empty() && ec == std::errc() && end == text.data() + text.size();
+  T required_kind(std::optional<T> x, std::string_view key, const char* otherwise) const {
+    if (!x) throw std::invalid_argument(name(key) + otherwise);
+    return *std::move(x);
   }
-  const Json& o_;
+  const json::Value::object_t& o_;
   std::string prefix_;
   std::vector<bool> used_;
 };
@@ -95,13 +84,12 @@ class Fields {
 
 namespace {
 
-// 17 significant digits: reads back as the same double.
-std::string number17(const char* what, double x) {
+// Written with 17 significant digits (reads back as the same double); JSON has no non-finite
+// number, and a case file is read as written.
+double finite(const char* what, double x) {
   if (!std::isfinite(x))
     throw std::invalid_argument(std::string("case file: ") + what + " is not finite and cannot be saved");
-  char buf[40];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::general, 17);
-  return std::string(buf, r.ptr);
+  return x;
 }
 
 const reference::Backend kBackends[] = {reference::Backend::fast, reference::Backend::mpfr,
@@ -111,12 +99,12 @@ const char* relative_to_name(reference::Options::RelativeTo r) {
   return r == reference::Options::RelativeTo::value ? "value" : "magnitude";
 }
 
-CaseFile parse_case(const Json& top) {
-  if (top.type != Json::Type::object)
+CaseFile parse_case(const json::Value& top) {
+  if (!top.is_object())
     throw std::invalid_argument("not a flashproof case file (not a JSON object)");
   Fields f(top, "");
-  const Json* format = f.optional("format");
-  if (!format || format->type != Json::Type::string || format->text != kCaseFileFormat)
+  const json::Value* format = f.optional("format");
+  if (!format || json::string(*format) != kCaseFileFormat)
     throw std::invalid_argument(std::string("not a flashproof case file (no \"format\": \"") +
                                 kCaseFileFormat + "\")");
   const std::int64_t version = f.integer("version", f.required("version"));
@@ -125,8 +113,8 @@ CaseFile parse_case(const Json& top) {
                                 " (this flashproof reads version " +
                                 std::to_string(kCaseFileVersion) + ")");
   CaseFile cf;
-  if (const Json* v = f.optional("note")) cf.note = f.string("note", *v);
-  if (const Json* v = f.optional("property")) cf.property = f.string("property", *v);
+  if (const json::Value* v = f.optional("note")) cf.note = f.string("note", *v);
+  if (const json::Value* v = f.optional("property")) cf.property = f.string("property", *v);
   Case& c = cf.c;
   Problem& p = c.problem;
   c.impl = f.string("impl", f.required("impl"));
@@ -139,7 +127,7 @@ CaseFile parse_case(const Json& top) {
                             {"seqlen_k", &p.seqlen_k}, {"head_dim", &p.head_dim},
                             {"window_left", &p.window_left}, {"window_right", &p.window_right}})
     *field = f.integer(key, f.required(key));
-  if (const Json* v = f.optional("scale"); v && v->type != Json::Type::null) {
+  if (const json::Value* v = f.optional("scale"); v && !v->is_null()) {
     const double s = f.number("scale", *v);
     if (std::fabs(s) > std::numeric_limits<float>::max())
       throw std::invalid_argument("\"scale\" must be a finite fp32 number or null");
@@ -155,10 +143,10 @@ CaseFile parse_case(const Json& top) {
   c.dist = *d;
   c.seed = f.unsigned64("seed", f.required("seed"));
   c.backward = f.boolean("backward", f.required("backward"));
-  if (const Json* v = f.optional("schedule")) c.schedule = f.unsigned64("schedule", *v);
+  if (const json::Value* v = f.optional("schedule")) c.schedule = f.unsigned64("schedule", *v);
 
-  if (const Json* check = f.optional("check")) {
-    if (check->type != Json::Type::object)
+  if (const json::Value* check = f.optional("check")) {
+    if (!check->is_object())
       throw std::invalid_argument("\"check\" must be an object");
     Fields g(*check, "check.");
     CheckOptions& o = cf.options;
@@ -167,11 +155,11 @@ CaseFile parse_case(const Json& top) {
                               {"floor_ulps", &o.floor_ulps}, {"lse_floor_ulps", &o.lse_floor_ulps},
                               {"rel_requirement", &ro.rel_requirement},
                               {"abs_requirement", &ro.abs_requirement}})
-      if (const Json* v = g.optional(key)) {
+      if (const json::Value* v = g.optional(key)) {
         *field = g.number(key, *v);
         if (*field < 0) throw std::invalid_argument(g.name(key) + " must be >= 0");
       }
-    if (const Json* v = g.optional("reference")) {
+    if (const json::Value* v = g.optional("reference")) {
       const std::string b = g.string("reference", *v);
       const auto* k = std::find_if(std::begin(kBackends), std::end(kBackends),
                                    [&](reference::Backend x) { return b == reference::backend_name(x); });
@@ -180,24 +168,24 @@ CaseFile parse_case(const Json& top) {
                                     " (fast, mpfr, cpp_bin_float)");
       ro.backend = *k;
     }
-    if (const Json* v = g.optional("precision_bits")) {
+    if (const json::Value* v = g.optional("precision_bits")) {
       const std::int64_t bits = g.integer("precision_bits", *v);
       if (bits < 0 || bits > std::numeric_limits<unsigned>::max())
         throw std::invalid_argument(g.name("precision_bits") + " is out of range");
       ro.precision_bits = static_cast<unsigned>(bits);  // the reference checks its own range
     }
-    if (const Json* v = g.optional("relative_to")) {
+    if (const json::Value* v = g.optional("relative_to")) {
       const std::string r = g.string("relative_to", *v);
       if (r != "magnitude" && r != "value")
         throw std::invalid_argument(g.name("relative_to") + " must be \"magnitude\" or \"value\"");
       ro.relative_to = r == "value" ? reference::Options::RelativeTo::value
                                     : reference::Options::RelativeTo::magnitude;
     }
-    if (const Json* v = g.optional("sample")) {
+    if (const json::Value* v = g.optional("sample")) {
       ro.sample = g.integer("sample", *v);
       if (ro.sample < 0) throw std::invalid_argument(g.name("sample") + " must be >= 0 (0: every row and column)");
     }
-    if (const Json* v = g.optional("sample_seed")) ro.sample_seed = g.unsigned64("sample_seed", *v);
+    if (const json::Value* v = g.optional("sample_seed")) ro.sample_seed = g.unsigned64("sample_seed", *v);
     g.reject_unknown();
   }
   f.reject_unknown();
@@ -207,51 +195,52 @@ CaseFile parse_case(const Json& top) {
 
 }  // namespace
 
-std::string case_to_json(const Case& c, const CheckOptions& o, const std::string& note,
-                         const std::string& property) {
+json::Value case_json(const Case& c, const CheckOptions& o, const std::string& note,
+                      const std::string& property) {
   const Problem& p = c.problem;
   const reference::Options& ro = o.reference;
-  std::ostringstream s;
-  s << "{\n"
-    << "  \"format\": " << json_quote(kCaseFileFormat) << ",\n"
-    << "  \"version\": " << kCaseFileVersion << ",\n"
-    << "  \"note\": " << json_quote(note) << ",\n"
-    << (property.empty() ? std::string() : "  \"property\": " + json_quote(property) + ",\n")
-    << "  \"impl\": " << json_quote(c.impl) << ",\n"
-    << "  \"dtype\": " << json_quote(dtype_name(p.dtype)) << ",\n"
-    << "  \"batch\": " << p.batch << ",\n"
-    << "  \"heads_q\": " << p.heads_q << ",\n"
-    << "  \"heads_kv\": " << p.heads_kv << ",\n"
-    << "  \"seqlen_q\": " << p.seqlen_q << ",\n"
-    << "  \"seqlen_k\": " << p.seqlen_k << ",\n"
-    << "  \"head_dim\": " << p.head_dim << ",\n"
-    << "  \"window_left\": " << p.window_left << ",\n"
-    << "  \"window_right\": " << p.window_right << ",\n"
-    << "  \"scale\": " << (p.scale ? number17("scale", *p.scale) : "null") << ",\n"
-    << "  \"dist\": " << json_quote(distribution_name(c.dist)) << ",\n"
-    << "  \"seed\": \"" << c.seed << "\",\n"
-    << "  \"backward\": " << (c.backward ? "true" : "false") << ",\n";
-  if (c.schedule != 0) s << "  \"schedule\": \"" << c.schedule << "\",\n";
-  s << "  \"check\": {\n"
-    << "    \"k_forward\": " << number17("k_forward", o.k_forward) << ",\n"
-    << "    \"k_backward\": " << number17("k_backward", o.k_backward) << ",\n"
-    << "    \"floor_ulps\": " << number17("floor_ulps", o.floor_ulps) << ",\n"
-    << "    \"lse_floor_ulps\": " << number17("lse_floor_ulps", o.lse_floor_ulps) << ",\n"
-    << "    \"reference\": " << json_quote(reference::backend_name(ro.backend)) << ",\n"
-    << "    \"precision_bits\": " << ro.precision_bits << ",\n"
-    << "    \"rel_requirement\": " << number17("rel_requirement", ro.rel_requirement) << ",\n"
-    << "    \"abs_requirement\": " << number17("abs_requirement", ro.abs_requirement) << ",\n"
-    << "    \"relative_to\": " << json_quote(relative_to_name(ro.relative_to)) << ",\n"
-    << "    \"sample\": " << ro.sample << ",\n"
-    << "    \"sample_seed\": \"" << ro.sample_seed << "\"\n"
-    << "  }\n"
-    << "}\n";
-  return s.str();
+  json::Value j = json::Value::object();
+  j["format"] = kCaseFileFormat;
+  j["version"] = kCaseFileVersion;
+  j["note"] = note;
+  if (!property.empty()) j["property"] = property;
+  j["impl"] = c.impl;
+  j["dtype"] = dtype_name(p.dtype);
+  j["batch"] = p.batch;
+  j["heads_q"] = p.heads_q;
+  j["heads_kv"] = p.heads_kv;
+  j["seqlen_q"] = p.seqlen_q;
+  j["seqlen_k"] = p.seqlen_k;
+  j["head_dim"] = p.head_dim;
+  j["window_left"] = p.window_left;
+  j["window_right"] = p.window_right;
+  j["scale"] = p.scale ? json::Value(finite("scale", static_cast<double>(*p.scale))) : json::Value(nullptr);
+  j["dist"] = distribution_name(c.dist);
+  j["seed"] = std::to_string(c.seed);
+  j["backward"] = c.backward;
+  if (c.schedule != 0) j["schedule"] = std::to_string(c.schedule);
+  j["check"] = {{"k_forward", finite("k_forward", o.k_forward)},
+                {"k_backward", finite("k_backward", o.k_backward)},
+                {"floor_ulps", finite("floor_ulps", o.floor_ulps)},
+                {"lse_floor_ulps", finite("lse_floor_ulps", o.lse_floor_ulps)},
+                {"reference", reference::backend_name(ro.backend)},
+                {"precision_bits", ro.precision_bits},
+                {"rel_requirement", finite("rel_requirement", ro.rel_requirement)},
+                {"abs_requirement", finite("abs_requirement", ro.abs_requirement)},
+                {"relative_to", relative_to_name(ro.relative_to)},
+                {"sample", ro.sample},
+                {"sample_seed", std::to_string(ro.sample_seed)}};
+  return j;
+}
+
+std::string case_to_json(const Case& c, const CheckOptions& o, const std::string& note,
+                         const std::string& property) {
+  return json::write(case_json(c, o, note, property), json::indented()) + "\n";
 }
 
 CaseFile case_from_json(std::string_view text, const std::string& source) {
   try {
-    return parse_case(parse_json(text));
+    return parse_case(json::parse(text));
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("case file " + source + ": " + e.what());
   }

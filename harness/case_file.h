@@ -31,8 +31,11 @@ struct CaseFile {
   std::string property;
 };
 
-// The case file's text (ends with a newline). Throws std::invalid_argument when a value cannot be
-// written (a non-finite check option).
+// The case file as a JSON value (a fuzz record embeds it: json::unbroken(json::indented())).
+// Throws std::invalid_argument when a value cannot be written (a non-finite check option).
+json::Value case_json(const Case& c, const CheckOptions& options = {}, const std::string& note = {},
+                      const std::string& property = {});
+// The case file's text: case_json written json::indented(), ending with a newline.
 std::string case_to_json(const Case& c, const CheckOptions& options = {},
                          const std::string& note = {}, const std::string& property = {});
 

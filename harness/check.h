@@ -1,4 +1,4 @@
-// The one pipeline of SPEC.md, used by the CLI (and by properties and fuzz campaigns as they
+// The one pipeline of docs/spec.md ("Purpose"), used by the CLI (and by properties and fuzz campaigns as they
 // land): case -> inputs in the dtype -> implementation under test -> outputs -> reference ->
 // errors and tolerances -> verdict -> record (JSON or a table).
 #pragma once
@@ -38,7 +38,7 @@ struct CheckOptions {
   // the O it is given add that O's share to the baseline's error (TensorCheck::d_error_share).
   double k_forward = 2, k_backward = 3, floor_ulps = 1;
   // LSE's floor, in fp32 units: an LSE is a short chain of fp32 operations, and the fused kernels
-  // compute it in log2 units (SPEC: exp2 with log2(e) folded into the scale), so it carries four
+  // compute it in log2 units (the flash arithmetic model, core/attention_impl.h: exp2 with log2(e) folded into the scale), so it carries four
   // roundings relative to its magnitude (scale * log2(e), the scaled logit, the product by ln 2,
   // the final sum with log(l)) where the naive baseline has two. With one key (seqlen_k = 1 or a
   // one-key window) the baseline's error can be exactly 0, and 1 unit would then demand more than
@@ -67,7 +67,7 @@ enum class Verdict { pass, fail, out_of_domain, not_judged };
 const char* verdict_name(Verdict v);
 
 // Results beyond the output dtype's range. Inside the valid input domain an exact result can
-// still exceed what the dtype holds; SPEC asks that every result meet its bound there, and never
+// still exceed what the dtype holds; docs/spec.md ("Valid domain") asks that every result meet its bound there, and never
 // a finite wrong answer returned silently. With T the dtype's overflow threshold (the least magnitude that rounds to inf: fp16
 // 65520, bf16 and fp32 just below 2^128) and a reference value r with certified bound B, the
 // exact result lies in [|r| - B, |r| + B]. An element is *beyond the range* when its reference is
@@ -108,9 +108,9 @@ struct TensorCheck {
   // Compared elements where the naive baseline is NaN or inf and the exact value is not (its dP
   // stored in the dtype overflows, say). Its error there is unbounded, so rule 3 has nothing to
   // measure against: the largest of its other errors would pose as its error and collapse the
-  // tolerance towards the floor (BUGS.md, "tolerance collapse").
+  // tolerance towards the floor (docs/spec.md "Bug classes", tolerance collapse).
   std::int64_t baseline_not_finite = 0;
-  // SPEC rule 3, accuracy regression: error above `tolerance` where regression_applies. Reported
+  // Rule 3 (docs/spec.md "Verdicts"), accuracy regression: error above `tolerance` where regression_applies. Reported
   // here (record, table, JSON), failing only in the property suite (accuracy-regression): it does
   // not change the verdict, which rules 1 and 2 and the domain decide.
   bool regression = false;
@@ -149,7 +149,7 @@ struct TensorCheck {
 struct CheckRecord {
   Case c;
   std::string impl_where;
-  // Inputs inside SPEC's valid domain and every exact result representable in its output dtype.
+  // Inputs inside the valid domain (docs/spec.md) and every exact result representable in its output dtype.
   bool in_domain = true;
   bool inputs_in_domain = true;  // the input part alone
   // Why the case is out of the domain, e.g. "a scaled logit exceeds 2^64" or "exact dQ exceeds
@@ -189,7 +189,7 @@ Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward,
                            const OutputSample* wanted = nullptr);
 
 // What a check needs besides the implementation under test, the same for every implementation of
-// a case: its inputs, whether they are inside SPEC's domain, the reference's results and, when
+// a case: its inputs, whether they are inside the valid domain, the reference's results and, when
 // asked for, the naive baseline's outputs. A campaign prepares it once per case and shares it
 // among the implementations it checks (fuzz/, harness/case_context_file.h).
 struct CaseContext {
@@ -209,7 +209,7 @@ CaseContext prepare_case(const Case& c, const CheckOptions& opt = {}, bool with_
 CheckRecord run_check(const Case& c, AttentionImpl& impl, const CaseContext& ctx,
                       const CheckOptions& opt = {});
 
-std::string to_json(const CheckRecord& r);
-std::string to_table(const CheckRecord& r);
-
 }  // namespace flashproof
+
+// The record's renderings (JSON, table) come with it, for the callers that print one.
+#include "harness/check_render.h"

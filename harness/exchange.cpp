@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "core/json.h"
@@ -47,17 +46,11 @@ std::string read_file_of_size(const std::string& path, std::uintmax_t size, cons
   return bytes;
 }
 
-std::string shape_json(std::initializer_list<std::int64_t> dims) {
-  std::string s = "[";
-  for (std::int64_t d : dims) s += (s.size() > 1 ? ", " : "") + std::to_string(d);
-  return s + "]";
-}
-
-// SDPA's is_causal masks top-left aligned, SPEC's causal bottom-right: they agree only when the
-// sequence lengths do. "null" where SDPA's flag cannot express the mask.
-std::string sdpa_is_causal(const Problem& p) {
-  if (!p.has_mask()) return "false";
-  return p.causal() && p.seqlen_q == p.seqlen_k ? "true" : "null";
+// SDPA's is_causal masks top-left aligned, flashproof's causal bottom-right: they agree only when the
+// sequence lengths do. null where SDPA's flag cannot express the mask.
+json::Value sdpa_is_causal(const Problem& p) {
+  if (!p.has_mask()) return false;
+  return p.causal() && p.seqlen_q == p.seqlen_k ? json::Value(true) : json::Value(nullptr);
 }
 
 std::string meta_json(const Case& c, const Inputs& in) {
@@ -66,27 +59,34 @@ std::string meta_json(const Case& c, const Inputs& in) {
   const std::string q = tensor_bytes(in.q), k = tensor_bytes(in.k), v = tensor_bytes(in.v),
                     dout = tensor_bytes(in.dout);
   const std::uint64_t all = fnv1a64(dout, fnv1a64(v, fnv1a64(k, fnv1a64(q))));
-  std::ostringstream o;
-  o << "{\n  \"format\": \"flashproof-exchange-case\",\n  \"version\": 1,\n"
-    << "  \"dtype\": " << json_quote(dtype_name(p.dtype)) << ",\n"
-    << "  \"element_bytes\": " << dtype_bytes(p.dtype) << ",\n"
-    << "  \"batch\": " << p.batch << ",\n  \"heads_q\": " << p.heads_q << ",\n  \"heads_kv\": " << p.heads_kv
-    << ",\n  \"seqlen_q\": " << p.seqlen_q << ",\n  \"seqlen_k\": " << p.seqlen_k << ",\n  \"head_dim\": " << p.head_dim
-    << ",\n  \"q_shape\": " << shape_json({p.batch, p.seqlen_q, p.heads_q, p.head_dim})
-    << ",\n  \"kv_shape\": " << shape_json({p.batch, p.seqlen_k, p.heads_kv, p.head_dim})
-    << ",\n  \"lse_shape\": " << shape_json({p.batch, p.heads_q, p.seqlen_q})
-    << ",\n  \"softmax_scale\": " << json_number(scale)
-    << ",\n  \"softmax_scale_bits\": \"0x" << hex64(std::bit_cast<std::uint32_t>(scale)).substr(8) << "\""
-    << ",\n  \"window_left\": " << p.window_left << ",\n  \"window_right\": " << p.window_right
-    << ",\n  \"causal\": " << (p.causal() ? "true" : "false")
-    << ",\n  \"mask\": \"" << (!p.has_mask() ? "none" : p.causal() ? "causal" : "window") << "\""
-    << ",\n  \"sdpa_is_causal\": " << sdpa_is_causal(p)
-    << ",\n  \"backward\": " << (c.backward ? "true" : "false")
-    << ",\n  \"distribution\": " << json_quote(distribution_name(c.dist)) << ",\n  \"seed\": \"" << c.seed << "\""
-    << ",\n  \"checksum\": \"" << hex64(all) << "\",\n  \"checksums\": {\"q\": \"" << hex64(fnv1a64(q))
-    << "\", \"k\": \"" << hex64(fnv1a64(k)) << "\", \"v\": \"" << hex64(fnv1a64(v)) << "\", \"dout\": \""
-    << hex64(fnv1a64(dout)) << "\"}\n}\n";
-  return o.str();
+  json::Value j = json::Value::object();
+  j["format"] = "flashproof-exchange-case";
+  j["version"] = 1;
+  j["dtype"] = dtype_name(p.dtype);
+  j["element_bytes"] = dtype_bytes(p.dtype);
+  j["batch"] = p.batch;
+  j["heads_q"] = p.heads_q;
+  j["heads_kv"] = p.heads_kv;
+  j["seqlen_q"] = p.seqlen_q;
+  j["seqlen_k"] = p.seqlen_k;
+  j["head_dim"] = p.head_dim;
+  j["q_shape"] = json::Value::array({p.batch, p.seqlen_q, p.heads_q, p.head_dim});
+  j["kv_shape"] = json::Value::array({p.batch, p.seqlen_k, p.heads_kv, p.head_dim});
+  j["lse_shape"] = json::Value::array({p.batch, p.heads_q, p.seqlen_q});
+  j["softmax_scale"] = static_cast<double>(scale);
+  j["softmax_scale_bits"] = "0x" + hex64(std::bit_cast<std::uint32_t>(scale)).substr(8);
+  j["window_left"] = p.window_left;
+  j["window_right"] = p.window_right;
+  j["causal"] = p.causal();
+  j["mask"] = !p.has_mask() ? "none" : p.causal() ? "causal" : "window";
+  j["sdpa_is_causal"] = sdpa_is_causal(p);
+  j["backward"] = c.backward;
+  j["distribution"] = distribution_name(c.dist);
+  j["seed"] = std::to_string(c.seed);
+  j["checksum"] = hex64(all);
+  j["checksums"] = {{"q", hex64(fnv1a64(q))}, {"k", hex64(fnv1a64(k))}, {"v", hex64(fnv1a64(v))},
+                    {"dout", hex64(fnv1a64(dout))}};
+  return json::write(j, json::top_lines()) + "\n";
 }
 
 bool valid_backend_name(const std::string& s) {

@@ -8,7 +8,7 @@
 //                                    the dtype, contiguous, Q/dO [b, sq, hq, d], K/V [b, sk, hkv, d]
 //                        <backend>/o.bin lse.bin [dq.bin dk.bin dv.bin] | <backend>/refused.txt
 //
-// O, dQ, dK, dV are in the dtype and SPEC's layouts; LSE is fp32, natural log, [b, hq, sq].
+// O, dQ, dK, dV are in the dtype and the layouts of docs/spec.md; LSE is fp32, natural log, [b, hq, sq].
 #pragma once
 
 #include <cstdint>

@@ -7,16 +7,17 @@
 namespace flashproof::exchange {
 
 std::optional<GqaGradientReduction> declared_gqa_gradients(std::string_view text, const std::string& source) {
-  Json j;
+  json::Value j;
   try {
-    j = parse_json(text);
+    j = json::parse(text);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(source + ": " + e.what());
   }
-  const Json* v = j.type == Json::Type::object ? j.find("gqa_gradients") : nullptr;
+  const json::Value* v = json::find(j, "gqa_gradients");
   if (v == nullptr) return std::nullopt;
-  if (v->type == Json::Type::string && v->text == "per-head-rounded") return GqaGradientReduction::per_head_rounded;
-  if (v->type != Json::Type::string || v->text != "group-sum")
+  const std::optional<std::string> name = json::string(*v);
+  if (name == "per-head-rounded") return GqaGradientReduction::per_head_rounded;
+  if (name != "group-sum")
     throw std::invalid_argument(source + ": \"gqa_gradients\" must be \"group-sum\" or \"per-head-rounded\"");
   return GqaGradientReduction::group_sum;
 }

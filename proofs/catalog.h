@@ -11,6 +11,6 @@ std::vector<ProofSpec> online_softmax_proofs();  // theorems 1-3 (online_softmax
 std::vector<ProofSpec> backward_proofs();        // theorem 4 (backward_proofs.cpp)
 std::vector<ProofSpec> block_skip_proofs();      // theorem 5 (block_skip_proofs.cpp)
 std::vector<ProofSpec> machine_int_proofs();     // theorem 5b (machine_int_proofs.cpp)
-std::vector<ProofSpec> fp_proofs();              // theorem 6 (fp_proofs.cpp)
+std::vector<ProofSpec> fp_proofs();              // theorem 6 (fp_proofs.cpp, its parts fp32_*)
 
 }  // namespace flashproof::proofs

@@ -6,7 +6,7 @@
 //   constant;
 // - FloatingPoint (fp32): IEEE arithmetic with round-to-nearest-even; exp2 and ln are
 //   uninterpreted, constrained per application by the stated properties of the hardware
-//   approximation (see fp_proofs.cpp).
+//   approximation (fp32_function_axioms.h).
 #pragma once
 
 #include <z3++.h>

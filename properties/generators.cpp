@@ -47,7 +47,7 @@ rc::Gen<MaskSpec> gen_mask(MaskChoice choice) {
 }
 
 // Mostly normal inputs; the others of core/generators.h, extreme logits log-uniform from 1e1 to
-// 1e18 (SPEC's domain ends at scaled logits of 2^64, about 1.8e19).
+// 1e18 (the valid input domain, docs/spec.md, ends at scaled logits of 2^64, about 1.8e19).
 rc::Gen<std::string> gen_distribution() {
   return rc::gen::weightedOneOf<std::string>({
       {8, rc::gen::just<std::string>("normal")},

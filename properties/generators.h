@@ -1,7 +1,7 @@
 // RapidCheck generators of check cases for the property suite: shapes that cross every tile
 // boundary (sequence lengths and head dims around 16, 32, 64, 128, 192, 256, and 1), GQA ratios,
 // no mask / causal / local windows, seqlen_q != seqlen_k both ways, the input distributions of
-// core/generators.h with extreme logits log-uniform up to the edge of SPEC's domain. Every choice
+// core/generators.h with extreme logits log-uniform up to the edge of the valid input domain. Every choice
 // shrinks towards the simplest case (small sizes, no mask, normal inputs).
 #pragma once
 

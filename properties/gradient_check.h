@@ -1,5 +1,5 @@
 // The gradient check of the recomputed backward against central finite differences of the
-// reference's forward loss in high precision (issue 7), independent of the reference's own
+// reference's forward loss in high precision (docs/properties.md), independent of the reference's own
 // backward formulas: a gradient formula wrong in the same way in the reference and in a kernel
 // would pass the differential comparison, not this.
 #pragma once

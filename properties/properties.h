@@ -1,4 +1,4 @@
-// The properties every attention implementation is held to (issue 7, SPEC.md "Verdicts"), each a
+// The properties every attention implementation is held to (docs/properties.md), each a
 // function of (implementation, case) that says whether it holds and, if not, why in one line.
 // The RapidCheck suite (tests/properties) generates the cases; fuzz campaigns can call the same
 // functions, so each check exists once.

@@ -1,7 +1,7 @@
 // Runs one property over generated cases with RapidCheck: the case count and size come from
 // RC_PARAMS (max_success, seed, reproduce=...), a failure is shrunk to a minimal case, and the
 // run reports what it covered (RC_TAG distribution) and how many cases it ran. A run of zero
-// cases is a failure (SPEC.md: a property that ran zero cases fails).
+// cases is a failure (docs/spec.md "Verdicts": a property that ran zero cases fails).
 #pragma once
 
 #include <cstdint>

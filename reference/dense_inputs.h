@@ -52,7 +52,7 @@ struct DenseRows {
   double row_norm(std::int64_t b, std::int64_t h, std::int64_t s) const {
     return norm[(b * heads + h) * seqlen + s];
   }
-  // One element's place here ([b][h][s][d]) and in SPEC.md's contiguous [b, s, h, d] layout,
+  // One element's place here ([b][h][s][d]) and in docs/spec.md's contiguous [b, s, h, d] layout,
   // which gradients and bounds use: what maps a direction over `data` onto them.
   struct Element {
     std::size_t dense, spec;

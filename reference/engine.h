@@ -20,7 +20,7 @@ namespace flashproof::reference {
 
 template <class Real>
 struct EngineOutput {
-  std::vector<Real> o, lse, dq, dk, dv;  // dense over SPEC layouts ([b,sq,hq,d], [b,hq,sq], ...)
+  std::vector<Real> o, lse, dq, dk, dv;  // dense over docs/spec.md's layouts ([b,sq,hq,d], [b,hq,sq], ...)
   std::vector<double> max_abs_logit;     // per query row [b,hq,sq] (forward)
   std::vector<double> o_err, lse_err, dq_err, dk_err, dv_err;
   // Magnitude of the summands of each element (e.g. sum_j P_j |v_jc| for O): the scale against

@@ -102,7 +102,7 @@ Masks make_masks(const Problem& p, const Options& opt, Stats& stats) {
   return m;
 }
 
-// Which mask entry owns each element of a tensor. SPEC layouts are [b][s][h][width] while the
+// Which mask entry owns each element of a tensor. The layouts of docs/spec.md are [b][s][h][width] while the
 // row/column masks are [b][h][s]; LSE is already in mask order. `each` calls fn(owner, first)
 // for every row of `width` contiguous elements starting at element `first`.
 struct RowLayout {
@@ -124,7 +124,7 @@ RowLayout q_rows(const Problem& p) { return {p.batch, p.seqlen_q, p.heads_q, p.h
 RowLayout kv_columns(const Problem& p) { return {p.batch, p.seqlen_k, p.heads_kv, p.head_dim}; }
 RowLayout lse_rows(const Problem& p) { return {p.batch, p.seqlen_q, p.heads_q, 1, true}; }
 
-// True when every input value is finite (inside SPEC's domain or beyond it up to the fp32 range).
+// True when every input value is finite (inside the valid domain or beyond it up to the fp32 range).
 bool all_finite(const DenseInputs& in, bool with_dout) {
   for (const DenseRows* r : {&in.q, &in.k, &in.v, &in.dout})
     if (r != &in.dout || with_dout)
@@ -153,7 +153,7 @@ void mark_checked(CertifiedTensor& t, const RowLayout& rows, const std::vector<s
 }
 
 void validate(const Problem& p, const Options& opt) {
-  if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
+  require_valid(p);
   if (opt.precision_bits < 64 || opt.precision_bits > 65536)
     throw std::invalid_argument("reference precision (" + std::to_string(opt.precision_bits) +
                                 " bits) must be between 64 and 65536");

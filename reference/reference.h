@@ -1,4 +1,4 @@
-// The certified reference attention (SPEC.md "The reference"): O and LSE forward, dQ, dK, dV
+// The certified reference attention (docs/spec.md "The reference"): O and LSE forward, dQ, dK, dV
 // backward, each element with an absolute error bound that is rigorous under the arithmetic model
 // of docs/error-bounds.md. Three backends: a fast double-precision path with compensated sums and
 // running bounds that falls back to MPFR per row/column where its bound misses the requirement,
@@ -79,7 +79,7 @@ struct BackwardResult {
   Stats stats;
 };
 
-// Inputs are host tensors in SPEC.md's layout (any strides, any dtype; values taken exactly).
+// Inputs are host tensors in docs/spec.md's layout (any strides, any dtype; values taken exactly).
 // Throws std::invalid_argument on an invalid problem or mismatched tensor shapes.
 ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k,
                       const HostTensor& v, const Options& opt = {});

@@ -14,7 +14,7 @@ namespace flashproof::report {
 struct TensorResult {
   std::string name;     // O, LSE, dQ, dK, dV
   std::string verdict;  // pass, fail, out-of-domain, not-judged
-  bool regression = false;  // SPEC rule 3 reported (error above k x the naive baseline's + floor)
+  bool regression = false;  // rule 3 (docs/spec.md "Verdicts") reported (error above k x the naive baseline's + floor)
   std::optional<double> max_ulps, max_rel, max_abs;
   std::optional<double> baseline_max_abs;  // the naive baseline's max_abs on the same inputs; NaN where it is not finite
   // Rule 3's tolerance (k x the baseline's error + the rounding-noise floor); absent where the

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # libFuzzer over the input parsers (tests/parsers/): the JSON reader, case files, cases.jsonl lines
 # as `report` reads them, campaign.json as a resumed campaign and `report` read it, an exchange
-# backend's info.json. Built with clang (-fsanitize=fuzzer,address,undefined) into
+# backend's info.json, the command line (argv split at NUL bytes; parsed, never run). Built with clang (-fsanitize=fuzzer,address,undefined) into
 # build-fuzz/, each target run for SECONDS (default 10; CI) from its committed seed corpus
 # (tests/parsers/corpus/<target>/, copied: new inputs stay in build-fuzz/). Fails on a crash, an
 # exception other than the one-line std::invalid_argument of bad input, a sanitizer report, or an
-# input taking over 1 s. Longer: scripts/fuzz-parsers.sh 600.
+# input taking over 1 s. Longer: scripts/fuzz-parsers.sh 600. Some targets only:
+# FUZZ_TARGETS="cli json"; another output directory: FUZZ_PARSERS_OUT=DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
-out=build-fuzz
+out=${FUZZ_PARSERS_OUT:-build-fuzz}
 mkdir -p "$out"
 cxx=(clang++ -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.)
 core=(core/json.cpp core/problem.cpp core/dtype.cpp core/generators.cpp core/tensor.cpp)
@@ -19,9 +20,13 @@ declare -A sources=(
   [record_line]="tests/parsers/fuzz_record_line.cpp report/fuzz_record.cpp report/json_values.cpp core/json.cpp"
   [campaign_meta]="tests/parsers/fuzz_campaign_meta.cpp fuzz/campaign_meta.cpp report/campaign_merge.cpp report/fuzz_record.cpp report/json_values.cpp core/json.cpp core/dtype.cpp"
   [exchange_info]="tests/parsers/fuzz_exchange_info.cpp harness/exchange_info.cpp core/json.cpp"
+  # The parse only (cli/*_options.cpp, not the verbs' runs); report's options come with report/.
+  [cli]="tests/parsers/fuzz_cli.cpp cli/command_line.cpp cli/option_syntax.cpp cli/help_format.cpp
+         cli/generator_options.cpp cli/check_options.cpp cli/replay_options.cpp cli/prove_options.cpp
+         cli/fuzz_options.cpp cli/export_options.cpp fuzz/shard.cpp $(ls report/*.cpp | tr '\n' ' ') ${core[*]}"
 )
 status=0
-for target in json case_file record_line campaign_meta exchange_info; do
+for target in ${FUZZ_TARGETS:-json case_file record_line campaign_meta exchange_info cli}; do
   # shellcheck disable=SC2086  # the source lists split on purpose
   "${cxx[@]}" ${sources[$target]} -o "$out/fuzz_$target" -lpthread
   rm -rf "$out/corpus_$target" && cp -r "tests/parsers/corpus/$target" "$out/corpus_$target"

@@ -1,13 +1,8 @@
-// FP_HOST_DEVICE marks the shared algorithm pieces as callable from host and device code.
+// FP_HOST_DEVICE (core/host_device.h, a self-contained header) marks the shared algorithm pieces as
+// callable from host and device code; the loop pragmas below are the kernels' own.
 #pragma once
 
-#ifndef FP_HOST_DEVICE
-#if defined(__CUDACC__)
-#define FP_HOST_DEVICE __host__ __device__
-#else
-#define FP_HOST_DEVICE
-#endif
-#endif
+#include "core/host_device.h"
 
 // Full unrolling of a loop over register arrays, so nvcc keeps them in registers (a loop it leaves
 // rolled indexes them at run time and moves them to local memory). No effect on the host build.

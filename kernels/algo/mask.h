@@ -1,4 +1,4 @@
-// The mask predicate: does query row i see key column j? Bottom-right aligned (SPEC.md): with
+// The mask predicate: does query row i see key column j? Bottom-right aligned (docs/spec.md "Semantics"): with
 // offset = seqlen_k - seqlen_q, i sees j iff i + offset - left <= j <= i + offset + right, a
 // negative side being unbounded. Causal is (left, right) = (-1, 0). Templated on the integer domain
 // so that kernels, the emulator, the reference and the Z3 proofs share this one definition.

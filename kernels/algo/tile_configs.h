@@ -6,8 +6,30 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
+#include <iterator>
+#include <span>
 
 namespace flashproof::algo {
+
+// The table's keys: which kernel family, which direction.
+enum class KernelFamily { fa1, fa2 };
+enum class Direction { forward, backward };
+
+constexpr const char* family_name(KernelFamily f) { return f == KernelFamily::fa1 ? "fa1" : "fa2"; }
+constexpr const char* direction_name(Direction d) { return d == Direction::forward ? "forward" : "backward"; }
+
+// The head-dim buckets of each family, ascending; a head dim is padded up to the smallest bucket
+// that holds it. These two lines are the only place the lists are written: kernels/CMakeLists.txt
+// reads them (keep each on one line, as `kFa?HeadDimBuckets[] = {...};`) to check and encode the
+// FLASHPROOF_FA?_HEAD_DIMS options. FA1 has fewer buckets (fewer instantiations; head dims pad further).
+inline constexpr int kFa2HeadDimBuckets[] = {32, 64, 96, 128, 160, 192, 224, 256};
+inline constexpr int kFa1HeadDimBuckets[] = {64, 128, 256};
+
+constexpr std::span<const int> head_dim_buckets(KernelFamily f) {
+  if (f == KernelFamily::fa1) return kFa1HeadDimBuckets;
+  return kFa2HeadDimBuckets;
+}
 
 enum class LoopOrder {
   keys_inner,   // query block outer, key blocks inner (FA2 forward)
@@ -24,9 +46,9 @@ enum class TileSet { shipped, alternate };
 // per warp (a multiple of 16), each warp holding a block_m x head_dim partial of P V in registers,
 // so block_m shrinks as head_dim grows.
 struct TileConfig {
-  const char* kernel;     // "fa1" or "fa2"
-  const char* direction;  // "forward" or "backward"
-  int head_dim_bucket;    // largest head dim served (head dims are padded up to it)
+  KernelFamily kernel;
+  Direction direction;
+  int head_dim_bucket;  // largest head dim served (head dims are padded up to it)
   int block_m;
   int block_n;
   int warps;
@@ -34,88 +56,90 @@ struct TileConfig {
   TileSet set = TileSet::shipped;
 };
 
-inline constexpr int kHeadDimBuckets[] = {32, 64, 96, 128, 160, 192, 224, 256};     // FA2
-inline constexpr int kFa1HeadDimBuckets[] = {64, 128, 256};
-
 inline constexpr TileConfig kTileConfigs[] = {
-    {"fa2", "forward", 32, 64, 128, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 64, 64, 128, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 96, 64, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 128, 64, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 160, 64, 32, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 192, 64, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 224, 64, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "forward", 256, 64, 64, 4, LoopOrder::keys_inner},
-    {"fa2", "backward", 32, 64, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 64, 64, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 96, 64, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 128, 32, 128, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 160, 64, 64, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 192, 64, 64, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 224, 32, 64, 8, LoopOrder::queries_inner},
-    {"fa2", "backward", 256, 64, 64, 8, LoopOrder::queries_inner},
-    {"fa1", "forward", 64, 64, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "forward", 128, 32, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "forward", 256, 16, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "backward", 64, 32, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "backward", 128, 32, 64, 4, LoopOrder::queries_inner},
-    {"fa1", "backward", 256, 32, 64, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::forward, 32, 64, 128, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 64, 64, 128, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 96, 64, 64, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 128, 64, 64, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 160, 64, 32, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 192, 64, 64, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 224, 64, 64, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 256, 64, 64, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::backward, 32, 64, 128, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::backward, 64, 64, 128, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::backward, 96, 64, 128, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::backward, 128, 32, 128, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::backward, 160, 64, 64, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::backward, 192, 64, 64, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::backward, 224, 32, 64, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::backward, 256, 64, 64, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa1, Direction::forward, 64, 64, 64, 4, LoopOrder::queries_inner},
+    {KernelFamily::fa1, Direction::forward, 128, 32, 64, 4, LoopOrder::queries_inner},
+    {KernelFamily::fa1, Direction::forward, 256, 16, 64, 4, LoopOrder::queries_inner},
+    {KernelFamily::fa1, Direction::backward, 64, 32, 64, 4, LoopOrder::queries_inner},
+    {KernelFamily::fa1, Direction::backward, 128, 32, 64, 4, LoopOrder::queries_inner},
+    {KernelFamily::fa1, Direction::backward, 256, 32, 64, 8, LoopOrder::queries_inner},
     // Alternates: each differs from its shipped shape in block_m or block_n and mostly in both, and
     // in rows or keys per warp, so rows meet their keys in other blocks and other warps.
-    {"fa2", "forward", 32, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "forward", 64, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "forward", 96, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "forward", 128, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "forward", 160, 64, 64, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "forward", 192, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "forward", 224, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "forward", 256, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {"fa2", "backward", 32, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa2", "backward", 64, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa2", "backward", 96, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa2", "backward", 128, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa2", "backward", 160, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa2", "backward", 192, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa2", "backward", 224, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa2", "backward", 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa1", "forward", 64, 32, 128, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa1", "forward", 128, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa1", "forward", 256, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa1", "backward", 64, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa1", "backward", 128, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {"fa1", "backward", 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 32, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 64, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 96, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 128, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 160, 64, 64, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 192, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 224, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 256, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 32, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 64, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 96, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 128, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 160, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 192, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 224, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa1, Direction::forward, 64, 32, 128, 4, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa1, Direction::forward, 128, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa1, Direction::forward, 256, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa1, Direction::backward, 64, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa1, Direction::backward, 128, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa1, Direction::backward, 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
 };
 
 inline constexpr std::size_t kTileConfigCount = sizeof(kTileConfigs) / sizeof(kTileConfigs[0]);
 
-constexpr bool same_name(const char* a, const char* b) {
-  while (*a != 0 && *a == *b) ++a, ++b;
-  return *a == *b;
-}
-
 // The configuration of a kernel loop for a head-dim bucket; a bucket missing from the table is a
 // compile error where the kernels instantiate it (constexpr evaluation reaches the throw).
-constexpr TileConfig tile_config(const char* kernel, const char* direction, int head_dim_bucket,
+constexpr TileConfig tile_config(KernelFamily kernel, Direction direction, int head_dim_bucket,
                                  TileSet set = TileSet::shipped) {
   for (const TileConfig& c : kTileConfigs)
-    if (same_name(c.kernel, kernel) && same_name(c.direction, direction) && c.head_dim_bucket == head_dim_bucket &&
-        c.set == set)
+    if (c.kernel == kernel && c.direction == direction && c.head_dim_bucket == head_dim_bucket && c.set == set)
       return c;
   throw "no tile configuration for this kernel, direction and head-dim bucket";
 }
 
-// The smallest FA2 bucket that holds head_dim, or 0 when head_dim exceeds the largest.
-constexpr int head_dim_bucket(int head_dim) {
-  for (int b : kHeadDimBuckets)
+// The smallest bucket of the family that holds head_dim, or 0 when head_dim exceeds the largest.
+constexpr int head_dim_bucket(KernelFamily f, int head_dim) {
+  for (int b : head_dim_buckets(f))
     if (head_dim <= b) return b;
   return 0;
 }
+// FA2's and FA1's, by their older names.
+constexpr int head_dim_bucket(int head_dim) { return head_dim_bucket(KernelFamily::fa2, head_dim); }
+constexpr int fa1_head_dim_bucket(int head_dim) { return head_dim_bucket(KernelFamily::fa1, head_dim); }
 
-// The same for FA1, which has fewer buckets (fewer instantiations; head dims pad further).
-constexpr int fa1_head_dim_bucket(int head_dim) {
-  for (int b : kFa1HeadDimBuckets)
-    if (head_dim <= b) return b;
-  return 0;
+// Every (family, direction, bucket, tile set) has its row: the kernels instantiate them all.
+constexpr bool table_complete() {
+  for (KernelFamily f : {KernelFamily::fa1, KernelFamily::fa2})
+    for (Direction d : {Direction::forward, Direction::backward})
+      for (int bucket : head_dim_buckets(f))
+        for (TileSet set : {TileSet::shipped, TileSet::alternate}) {
+          int rows = 0;
+          for (const TileConfig& c : kTileConfigs)
+            rows += c.kernel == f && c.direction == d && c.head_dim_bucket == bucket && c.set == set;
+          if (rows != 1) return false;
+        }
+  return kTileConfigCount == 2 * 2 * (std::size(kFa1HeadDimBuckets) + std::size(kFa2HeadDimBuckets));
 }
+static_assert(table_complete(), "kTileConfigs needs exactly one row per family, direction, bucket and tile set");
 
 }  // namespace flashproof::algo

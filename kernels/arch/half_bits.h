@@ -1,22 +1,21 @@
-// Exact decoding of fp16, bf16 and fp32 bit patterns for the host implementations in kernels/arch/
-// (which may use the standard library only, so core/dtype.h is not available here). Every fp16 and
-// bf16 value is an fp32 value, so these conversions never round.
+// Exact decoding of fp16, bf16 and fp32 bit patterns for the host implementations in kernels/arch/.
+// The formats themselves are core/float_format.h's (self-contained, so arch/ needs no more of core/).
+// Every fp16 and bf16 value is an fp32 value, so these conversions never round.
 #pragma once
 
 #include <bit>
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/float_format.h"
+#include "core/host_device.h"
 
 namespace flashproof::arch {
 
-struct FloatFormat {
-  int fraction_bits;
-  int exponent_bits;
-};
-inline constexpr FloatFormat kFp16Format{10, 5};
-inline constexpr FloatFormat kBf16Format{7, 8};
-inline constexpr FloatFormat kFp32Format{23, 8};
+// Arch code and its users name the formats arch::kFp16Format etc.
+using flashproof::FloatFormat;
+using flashproof::kBf16Format;
+using flashproof::kFp16Format;
+using flashproof::kFp32Format;
 
 enum class FloatKind { finite, infinite, nan };
 
@@ -31,8 +30,7 @@ struct DecodedFloat {
 
 // The exponent of a subnormal's last fraction bit: fp16 -24, bf16 -133, fp32 -149.
 FP_HOST_DEVICE constexpr int min_exponent(FloatFormat f) {
-  const int bias = (1 << (f.exponent_bits - 1)) - 1;
-  return 1 - bias - f.fraction_bits;
+  return 1 - f.bias() - f.fraction_bits;
 }
 
 FP_HOST_DEVICE constexpr DecodedFloat decode(std::uint32_t bits, FloatFormat f) {

@@ -1,4 +1,4 @@
-// The host SIMT emulator (SPEC.md "The host SIMT emulator"): runs a kernel's own source, compiled
+// The host SIMT emulator (docs/architecture.md, "The emulator"): runs a kernel's own source, compiled
 // as C++ for the host, under the CUDA execution model. Under the default schedule blocks run in
 // parallel on host threads and the threads of a block are fibers that switch only at
 // synchronisation points (__syncthreads, warp collectives), so a block runs deterministically.

@@ -1,39 +1,52 @@
-// The emulator's fiber switch: one emulated thread's saved execution context, and the switch from
-// the running context to another. On x86-64 (System V) it saves the callee-saved registers and the
-// floating-point control words on the running stack and switches stacks: a dozen instructions.
-// glibc's swapcontext also saves and restores the signal mask, a system call on every switch,
-// which made up half of the emulator's time. Elsewhere, and under AddressSanitizer (whose fiber
-// annotations are documented with ucontext), it is ucontext, so both are tested (asan.* tests).
+// One emulated thread's execution context: a Boost.Context fiber on a stack the emulator owns.
+// The scheduler resumes it; it runs until it suspends (at a barrier, a warp collective or a
+// scheduling point) or its entry returns. A switch saves and restores the callee-saved registers
+// and the floating-point control words (MXCSR and the x87 control word), so a thread that changes
+// its rounding or flush-to-zero mode changes neither the scheduler's nor another thread's, and a
+// fiber starts with the control words of the host thread that started it (test_emulator,
+// EmulatorFloatingPointControl). Under AddressSanitizer every switch is announced to it.
 #pragma once
 
 #include <cstddef>
 
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__)
-#define FLASHPROOF_EMU_ASM_FIBERS 1
-#else
-#include <ucontext.h>
-#endif
+#include <boost/context/fiber.hpp>
 
 namespace flashproof::emu {
 
 class FiberContext {
  public:
-  // Prepares the context to run entry() on [stack, stack + size) when it is first switched to.
-  // entry must never return: it ends by switching away for good.
+  FiberContext() : suspended_() {}
+  // Only an unstarted context moves (as when a vector of them grows): a started fiber refers to
+  // its context, so moving a started one ends the program.
+  FiberContext(FiberContext&& other) noexcept;
+  FiberContext& operator=(FiberContext&&) = delete;
+  FiberContext(const FiberContext&) = delete;
+  FiberContext& operator=(const FiberContext&) = delete;
+  // Forgets a fiber that has not finished without running it again (see suspended_).
+  ~FiberContext() {}
+
+  // Prepares entry() to run on [stack, stack + size) at the first resume(); the context must be
+  // unstarted. The fiber has finished when entry returns; entry must not throw.
   void start_on(char* stack, std::size_t size, void (*entry)());
-  // Saves the running context into *this and resumes next.
-  void switch_to(FiberContext& next);
-  const void* stack() const { return stack_; }
-  std::size_t stack_size() const { return size_; }
+  // From the scheduler: runs the fiber until it suspends or finishes.
+  void resume();
+  // From the running fiber: returns to the resume() that ran it.
+  void suspend();
+  bool started() const { return stack_ != nullptr; }
 
  private:
-#ifdef FLASHPROOF_EMU_ASM_FIBERS
-  void* sp_ = nullptr;  // the saved stack pointer; the registers lie on that stack
-#else
-  ucontext_t uc_{};
-#endif
+  // The fiber while it is suspended or not yet run; empty while it runs and once it has finished.
+  // A union member, so never destroyed: destroying a suspended Boost fiber would resume it to
+  // unwind its stack, and an emulated thread abandoned after a violation must never run again.
+  // Its control record lies on the emulator's stack, so forgetting it frees nothing.
+  union {
+    boost::context::fiber suspended_;
+  };
+  boost::context::fiber resumer_;  // the scheduler, while the fiber runs
   char* stack_ = nullptr;
   std::size_t size_ = 0;
+  const void* resumer_stack_ = nullptr;  // for AddressSanitizer: the stack a suspend returns to
+  std::size_t resumer_stack_size_ = 0;
 };
 
 }  // namespace flashproof::emu

@@ -5,15 +5,15 @@
 #include <stdexcept>
 
 #include "kernels/algo/tile_configs.h"
-#include "kernels/fa1/targets.h"
+#include "kernels/fa1/params.h"
 #include "kernels/flash/gpu_runtime.h"
+#include "kernels/flash/targets.h"
 #include "kernels/flash/validate.h"
 
-#ifndef FLASHPROOF_FA1_BUCKETS
-#define FLASHPROOF_FA1_BUCKETS 0x7  // every head-dim bucket (CMake: FLASHPROOF_FA1_HEAD_DIMS)
-#endif
-
 namespace flashproof::kernels {
+
+using algo::KernelFamily;
+
 namespace {
 
 // FA1's grid is one thread block per (batch, head), too few for a GPU unless batch * heads is large.
@@ -33,24 +33,14 @@ int automatic_query_splits(FlashTarget target, const FlashShape& s, int block_m)
 
 }  // namespace
 
-bool fa1_bucket_built(int bucket) {
-  for (int i = 0; i < 3; ++i)
-    if (algo::kFa1HeadDimBuckets[i] == bucket) return ((FLASHPROOF_FA1_BUCKETS >> i) & 1) != 0;
-  return false;
-}
-
-const FlashKernelLimits& fa1_limits() {
-  static constexpr FlashKernelLimits limits{"fa1", &algo::fa1_head_dim_bucket, &fa1_bucket_built,
-                                            "FLASHPROOF_FA1_HEAD_DIMS"};
-  return limits;
-}
+bool fa1_bucket_built(int bucket) { return flash_limits(KernelFamily::fa1).bucket_built(bucket); }
 
 std::string fa1_forward_error(FlashTarget target, const FlashForwardTensors& t, const FlashOptions& options) {
-  return flash_forward_error(fa1_limits(), target, t, options);
+  return flash_forward_error(flash_limits(KernelFamily::fa1), target, t, options);
 }
 
 std::string fa1_backward_error(FlashTarget target, const FlashBackwardTensors& t, const FlashOptions& options) {
-  return flash_backward_error(fa1_limits(), target, t, options);
+  return flash_backward_error(flash_limits(KernelFamily::fa1), target, t, options);
 }
 
 void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors& t, const FlashOptions& options,
@@ -62,8 +52,8 @@ void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
   p.lse = t.lse;
   const FlashShape& s = p.shape;
-  const int bucket = algo::fa1_head_dim_bucket(s.head_dim);
-  const int block_m = algo::tile_config("fa1", "forward", bucket, options.tiles).block_m;
+  const int bucket = algo::head_dim_bucket(KernelFamily::fa1, s.head_dim);
+  const int block_m = algo::tile_config(KernelFamily::fa1, algo::Direction::forward, bucket, options.tiles).block_m;
   const int query_blocks = (s.seqlen_q + block_m - 1) / block_m;
   p.query_splits = query_splits == 0 ? automatic_query_splits(target, s, block_m) : std::min(query_splits, query_blocks);
   const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
@@ -72,14 +62,7 @@ void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.o_accum = static_cast<float*>(o_accum.data());
   p.row_max = static_cast<float*>(row_max.data());
   p.row_sum = static_cast<float*>(row_sum.data());
-#if defined(FLASHPROOF_HAS_CUDA)
-  if (target == FlashTarget::gpu) {
-    gpu::fa1_run_forward(p, bucket, options.tiles);
-    gpu::synchronize();  // the workspace is freed on return
-    return;
-  }
-#endif
-  emulated::fa1_run_forward(p, bucket, options.tiles);
+  flash::run_forward_on<KernelFamily::fa1>(target, p, bucket, options.tiles, /*workspace=*/true);
 }
 
 void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {
@@ -92,15 +75,8 @@ void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTenso
   FlashBuffer dq_accum(target, rows * s.head_dim * sizeof(float));
   p.row_dot = static_cast<float*>(row_dot.data());
   p.dq_accum = static_cast<float*>(dq_accum.data());
-  const int bucket = algo::fa1_head_dim_bucket(s.head_dim);
-#if defined(FLASHPROOF_HAS_CUDA)
-  if (target == FlashTarget::gpu) {
-    gpu::fa1_run_backward(p, bucket, options.tiles);
-    gpu::synchronize();  // the workspace is freed on return
-    return;
-  }
-#endif
-  emulated::fa1_run_backward(p, bucket, options.tiles);
+  const int bucket = algo::head_dim_bucket(KernelFamily::fa1, s.head_dim);
+  flash::run_backward_on<KernelFamily::fa1>(target, p, bucket, options.tiles);
 }
 
 }  // namespace flashproof::kernels

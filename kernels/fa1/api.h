@@ -10,8 +10,6 @@
 
 namespace flashproof::kernels {
 
-struct FlashKernelLimits;  // kernels/flash/validate.h
-
 // query_splits: thread blocks per (batch, head) in the forward, each owning every splits-th query
 // block; 0 picks enough to fill the target. The result is bitwise the same for every value.
 void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors& t, const FlashOptions& options,
@@ -24,7 +22,5 @@ std::string fa1_backward_error(FlashTarget target, const FlashBackwardTensors& t
 
 // The head-dim buckets compiled into this build (CMake option FLASHPROOF_FA1_HEAD_DIMS).
 bool fa1_bucket_built(int bucket);
-// FA1's error prefix and head-dim buckets, for the shared checks and the harness adapter.
-const FlashKernelLimits& fa1_limits();
 
 }  // namespace flashproof::kernels

@@ -4,6 +4,7 @@
 
 #include "kernels/fa1/api.h"
 #include "kernels/flash/flash_attention.h"
+#include "kernels/flash/validate.h"
 
 namespace flashproof {
 namespace {
@@ -19,7 +20,7 @@ std::unique_ptr<AttentionImpl> make_fa1_attention() {
   return make_flash_attention({
       .name = "fa1",
       .description = "FlashAttention-1 kernels of this repository (K/V outer loop; tensor cores; fp16, bf16)",
-      .limits = &kernels::fa1_limits(),
+      .limits = &kernels::flash_limits(algo::KernelFamily::fa1),
       .forward = &forward,
       .backward = &kernels::fa1_backward,
       .deterministic = true,

@@ -1,2 +1,2 @@
 // The FA1 kernels built by g++ for the host SIMT emulator.
-#include "kernels/fa1/instantiate.h"
+#include "kernels/fa1/entry_points.h"

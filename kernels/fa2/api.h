@@ -10,8 +10,6 @@
 
 namespace flashproof::kernels {
 
-struct FlashKernelLimits;  // kernels/flash/validate.h
-
 void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors& t, const FlashOptions& options);
 void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options);
 
@@ -21,7 +19,5 @@ std::string fa2_backward_error(FlashTarget target, const FlashBackwardTensors& t
 
 // The head-dim buckets compiled into this build (CMake option FLASHPROOF_FA2_HEAD_DIMS).
 bool fa2_bucket_built(int bucket);
-// FA2's error prefix and head-dim buckets, for the shared checks and the harness adapter.
-const FlashKernelLimits& fa2_limits();
 
 }  // namespace flashproof::kernels

@@ -5,6 +5,7 @@
 
 #include "kernels/fa2/api.h"
 #include "kernels/flash/flash_attention.h"
+#include "kernels/flash/validate.h"
 
 namespace flashproof {
 
@@ -13,7 +14,7 @@ std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic) {
       .name = deterministic ? "fa2-deterministic" : "fa2",
       .description = deterministic ? "FlashAttention-2 kernels of this repository, deterministic backward (no atomics)"
                                    : "FlashAttention-2 kernels of this repository (tensor cores; fp16, bf16)",
-      .limits = &kernels::fa2_limits(),
+      .limits = &kernels::flash_limits(algo::KernelFamily::fa2),
       .forward = &kernels::fa2_forward,
       .backward = &kernels::fa2_backward,
       .deterministic = deterministic,

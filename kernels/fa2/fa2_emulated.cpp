@@ -1,2 +1,2 @@
 // The FA2 kernels built by g++ for the host SIMT emulator.
-#include "kernels/fa2/instantiate.h"
+#include "kernels/fa2/entry_points.h"

@@ -3,7 +3,7 @@
 // scale, causal / local window, deterministic backward.
 //
 // Target memory is device memory when target = gpu (nvcc build, a usable GPU) and host memory when
-// target = emulated (the same kernels on the host SIMT emulator). Layouts (SPEC.md): Q, O, dQ, dO
+// target = emulated (the same kernels on the host SIMT emulator). Layouts (docs/spec.md "Semantics"): Q, O, dQ, dO
 // [batch, seqlen_q, heads_q, head_dim]; K, V, dK, dV [batch, seqlen_k, heads_kv, head_dim];
 // LSE [batch, heads_q, seqlen_q] fp32 contiguous, natural log. The APIs validate every call and
 // throw std::invalid_argument with a one-line message naming the problem; see docs/fa2.md.

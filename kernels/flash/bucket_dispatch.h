@@ -1,12 +1,15 @@
 // The host-side choice of a kernel instantiation: one per head-dim bucket, tile set
 // (kernels/algo/tile_configs.h) and input type (p.shape.tag), of which a build may compile only some
-// buckets. FA1 and FA2 each name their buckets and a Launcher:
+// buckets. The buckets are the family's list in tile_configs.h; the Launcher
+// (kernels/flash/instantiate.h) says which are compiled and runs one:
 //   static constexpr bool compiled(int bucket);                   // built in this build
 //   template <int kBucket, algo::TileSet kSet, arch::MmaTag kTag, class P> static void run(const P&);
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "kernels/algo/tile_configs.h"
 #include "kernels/arch/mma.h"
@@ -35,13 +38,19 @@ bool try_bucket(const Params& p, int bucket, algo::TileSet tiles) {
   }
 }
 
-// Runs the instantiation of `bucket` (one of kBuckets) with the tile set asked; throws
+template <algo::KernelFamily kFamily, class Launcher, class Params, std::size_t... kIndex>
+bool try_buckets(const Params& p, int bucket, algo::TileSet tiles, std::index_sequence<kIndex...>) {
+  return (try_bucket<Launcher, algo::head_dim_buckets(kFamily)[kIndex]>(p, bucket, tiles) || ...);
+}
+
+// Runs the instantiation of `bucket` (one of the family's buckets) with the tile set asked; throws
 // std::invalid_argument when that bucket is not compiled in this build.
-template <class Launcher, int... kBuckets, class Params>
-void dispatch_bucket(const char* kernel, const Params& p, int bucket, algo::TileSet tiles) {
-  if (!(try_bucket<Launcher, kBuckets>(p, bucket, tiles) || ...))
-    throw std::invalid_argument(std::string(kernel) + ": head-dim bucket " + std::to_string(bucket) +
-                                " is not built here");
+template <algo::KernelFamily kFamily, class Launcher, class Params>
+void dispatch_bucket(const Params& p, int bucket, algo::TileSet tiles) {
+  constexpr std::size_t kBuckets = algo::head_dim_buckets(kFamily).size();
+  if (!try_buckets<kFamily, Launcher>(p, bucket, tiles, std::make_index_sequence<kBuckets>{}))
+    throw std::invalid_argument(std::string(algo::family_name(kFamily)) + ": head-dim bucket " +
+                                std::to_string(bucket) + " is not built here");
 }
 
 }  // namespace flashproof::kernels::flash

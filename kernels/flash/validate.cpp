@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <tuple>
 
+#include "kernels/flash/built_buckets.h"
+
 namespace flashproof::kernels {
 namespace {
 
@@ -16,6 +18,20 @@ constexpr std::int64_t kMaxSeqlen = std::int64_t{1} << 29;
 constexpr std::int64_t kMaxGridDim = 65535;  // grid y (batch) and z (heads)
 
 std::string fmt(const char* name, std::int64_t v) { return std::string(name) + " (" + std::to_string(v) + ")"; }
+
+template <algo::KernelFamily kFamily>
+int bucket_of(int head_dim) {
+  return algo::head_dim_bucket(kFamily, head_dim);
+}
+
+template <algo::KernelFamily kFamily>
+bool built(int bucket) {
+  return flash::bucket_built(kFamily, bucket);
+}
+
+template <algo::KernelFamily kFamily>
+constexpr FlashKernelLimits kLimits{algo::family_name(kFamily), &bucket_of<kFamily>, &built<kFamily>,
+                                    flash::buckets_option(kFamily)};
 
 std::string prefix(const FlashKernelLimits& limits) { return std::string(limits.name) + ": "; }
 
@@ -84,6 +100,10 @@ std::string call_error(const FlashKernelLimits& limits, FlashTarget target, cons
 }
 
 }  // namespace
+
+const FlashKernelLimits& flash_limits(algo::KernelFamily family) {
+  return family == algo::KernelFamily::fa1 ? kLimits<algo::KernelFamily::fa1> : kLimits<algo::KernelFamily::fa2>;
+}
 
 std::string flash_forward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashForwardTensors& t,
                                 const FlashOptions& options) {

@@ -1,10 +1,12 @@
 // The argument checks and the parameter filling that the flash kernels' APIs (FA1 and FA2) share,
 // internal to the kernels. What differs between the kernels (the error prefix, which head-dim
-// buckets exist and are built) comes in a FlashKernelLimits.
+// buckets exist and are built) comes in a FlashKernelLimits: flash_limits(family) for FA1 and FA2,
+// or a made-up kernel's in the tests.
 #pragma once
 
 #include <string>
 
+#include "kernels/algo/tile_configs.h"
 #include "kernels/flash/api.h"
 #include "kernels/flash/params.h"
 
@@ -16,6 +18,9 @@ struct FlashKernelLimits {
   bool (*bucket_built)(int bucket);
   const char* buckets_option;      // CMake option that narrows the built buckets, named in the error
 };
+
+// A family's limits as this build compiles it (kernels/flash/built_buckets.h).
+const FlashKernelLimits& flash_limits(algo::KernelFamily family);
 
 // Empty when the call is valid, else the one-line error: target, shapes (head_dim at most 256 and a
 // multiple of 8, its bucket built, sequence lengths at most 2^29, batch and heads_q at most 65535,

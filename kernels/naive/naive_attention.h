@@ -18,8 +18,8 @@
 
 namespace flashproof {
 
-// Deliberate defects, for showing that a check catches what it claims to (properties/). Each is a
-// bug class of ../shared/BUGS.md; none is registered as an implementation.
+// Deliberate defects, for showing that a check catches what it claims to (properties/). Each mimics a
+// kind of real kernel bug (docs/spec.md "Bug classes"); none is registered as an implementation.
 enum class NaiveFlaw {
   none,
   mask_off_by_one,       // the window admits one key too many on the right (causal sees j = i + 1)

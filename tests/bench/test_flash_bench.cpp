@@ -1,4 +1,4 @@
-// bench_flash and the comparison scripts (issue 9), run as subprocesses the way the GPU session will
+// bench_flash and the comparison scripts, run as subprocesses the way the GPU session will
 // run them (label `emulated`):
 // - bench_flash --target emulated --tiny: exit 0, every (kernel, direction, dtype, causal, head_dim,
 //   seqlen) row once, finite positive times, TFLOP/s = FLOPs / median, FLOPs checked by hand;
@@ -89,26 +89,31 @@ Finished run_script(const ScratchDir& dir, const std::string& script, const std:
 
 // ---- reading the JSON rows ----
 
-std::string text_of(const Json& row, const char* key) {
-  const Json* f = row.find(key);
-  return f == nullptr ? "<missing " + std::string(key) + ">" : f->type == Json::Type::boolean ? (f->boolean ? "true" : "false") : f->text;
+// A member as text: a string's value, a number or boolean as JSON writes it, "" for null.
+std::string text_of(const json::Value& row, const char* key) {
+  const json::Value* f = json::find(row, key);
+  if (f == nullptr) return "<missing " + std::string(key) + ">";
+  if (f->is_null()) return "";
+  if (f->is_string()) return f->get<std::string>();
+  return f->dump();
 }
 
-double number_of(const Json& row, const char* key) {
-  const Json* f = row.find(key);
-  return f == nullptr ? std::nan("") : f->number();
+double number_of(const json::Value& row, const char* key) {
+  const json::Value* f = json::find(row, key);
+  return f == nullptr ? std::nan("") : json::number(*f).value_or(std::nan(""));
 }
 
 // kernel direction dtype causal head_dim seqlen, e.g. "fa2 fwd fp16 false 64 128".
-std::string row_key(const Json& row) {
+std::string row_key(const json::Value& row) {
   return text_of(row, "kernel") + " " + text_of(row, "direction") + " " + text_of(row, "dtype") + " " +
          text_of(row, "causal") + " " + text_of(row, "head_dim") + " " + text_of(row, "seqlen");
 }
 
-std::map<std::string, Json> rows_by_key(const std::string& json_path) {
-  const Json rows = parse_json(read_text(json_path));
-  std::map<std::string, Json> by_key;
-  for (const Json& row : rows.items) {
+std::map<std::string, json::Value> rows_by_key(const std::string& json_path) {
+  const json::Value rows = json::parse(read_text(json_path));
+  EXPECT_TRUE(rows.is_array()) << json_path;
+  std::map<std::string, json::Value> by_key;
+  for (const json::Value& row : rows) {
     EXPECT_FALSE(by_key.contains(row_key(row))) << "row twice: " << row_key(row);
     by_key[row_key(row)] = row;
   }
@@ -121,7 +126,7 @@ bool bucket_built(const std::string& kernel, int head_dim) {
 }
 
 // FLOPs of FlashAttention's benchmark, by hand for each row below.
-void expect_flops(const std::map<std::string, Json>& rows, const std::string& key, double flops) {
+void expect_flops(const std::map<std::string, json::Value>& rows, const std::string& key, double flops) {
   const auto row = rows.find(key);
   ASSERT_NE(row, rows.end()) << "no row " << key;
   EXPECT_EQ(number_of(row->second, "flops"), flops) << key;
@@ -129,7 +134,7 @@ void expect_flops(const std::map<std::string, Json>& rows, const std::string& ke
 
 // ---- bench_flash on the emulator ----
 
-void expect_measured(const Json& row) {
+void expect_measured(const json::Value& row) {
   const std::string key = row_key(row);
   EXPECT_EQ(text_of(row, "status"), "ok") << key << ": " << text_of(row, "reason");
   const double median = number_of(row, "median_ms"), lo = number_of(row, "min_ms"), hi = number_of(row, "max_ms");
@@ -163,7 +168,7 @@ TEST(BenchFlashEmulated, TinyRunMeasuresEveryRowWithFinitePositiveTimes) {
   const Finished run = run_bench(dir, "--target emulated --tiny --head-dims 64 --warmup 0 --json " + quoted(json));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("emulated times are meaningless"), std::string::npos) << run.out;
-  const std::map<std::string, Json> rows = rows_by_key(json);
+  const std::map<std::string, json::Value> rows = rows_by_key(json);
   EXPECT_EQ(table_lines_at_the_end(run.out), rows.size()) << "the table, a line per row, must come last:\n" << run.out;
   std::size_t expected = 0;
   for (const char* kernel : {"fa2", "fa1"})
@@ -201,7 +206,7 @@ TEST(BenchFlashDryRun, FullSizeGridIsFlashAttentionsWithItsFlops) {
   const std::string json = dir.file("plan.json");
   const Finished run = run_bench(dir, "--dry-run --json " + quoted(json));
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  const std::map<std::string, Json> rows = rows_by_key(json);
+  const std::map<std::string, json::Value> rows = rows_by_key(json);
   EXPECT_EQ(rows.size(), 2u * 2 * 2 * 2 * 3 * 6);  // kernels, directions, dtypes, causal, head dims, seqlens
   for (const auto& [key, row] : rows) {
     EXPECT_EQ(number_of(row, "batch") * number_of(row, "seqlen"), 16384) << key;
@@ -333,7 +338,7 @@ TEST(TorchSdpaBench, HelpAndShapeListNeedNoTorchAndCountFlopsAsBenchFlash) {
   const Finished list = run_script(dir, "torch_sdpa_bench.py", "--list-shapes --dtypes fp16 --head-dims 64,128 --seqlens 128,2048");
   ASSERT_EQ(list.exit_code, 0) << list.err;
   std::map<std::string, double> flops;
-  for (const Json& c : parse_json(list.out).items) {
+  for (const json::Value& c : json::parse(list.out)) {
     EXPECT_EQ(number_of(c, "batch") * number_of(c, "seqlen"), 16384);
     EXPECT_EQ(number_of(c, "heads") * number_of(c, "head_dim"), 2048);
     flops[text_of(c, "direction") + " " + text_of(c, "causal") + " " + text_of(c, "head_dim") + " " +

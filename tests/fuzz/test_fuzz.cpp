@@ -19,6 +19,8 @@
 #include "core/json.h"
 #include "fuzz/campaign.h"
 #include "fuzz/campaign_meta.h"
+#include "fuzz/case_runner.h"
+#include "fuzz/child_process.h"
 #include "fuzz/progress.h"
 #include "fuzz/results_log.h"
 #include "fuzz/shard.h"
@@ -598,6 +600,7 @@ TEST(Campaign, CrashesAreRecordedShrunkAndTheCampaignGoesOn) {
     const std::string impl = text_of(j, "impl"), status = text_of(j, "status");
     const std::int64_t sq = j.find("case")->find("seqlen_q")->integer();
     if (impl == "naive") {
+      EXPECT_EQ(text_of(j, "where"), "host");  // the check record's, carried to the top
       ++naive;
       continue;
     }
@@ -916,6 +919,44 @@ TEST(Progress, BarOnATerminalLinesOtherwise) {
   EXPECT_NE(log.str().find("fuzz: [#########.....................] 3/10"), std::string::npos) << log.str();
   EXPECT_NE(log.str().find("ETA "), std::string::npos);
   EXPECT_EQ(log.str().find('\r'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flashproof::fuzz
+
+// ---- the child's answer ----
+
+namespace flashproof::fuzz {
+namespace {
+
+// The child answers with one JSON object, read once; anything else is a crash, never a verdict.
+TEST(ChildAnswer, IsReadOnceAndAnUnreadableOneIsACrash) {
+  ChildEnd end;
+  end.normal = true;
+  end.seconds = 2;
+  end.result = R"({"status": "fail", "why": "O: above bound", "logit_scale": "inf", "seconds": {"impl": 0.5, "reference": 0.25, "bounds": 0.125}, "record": {"case": {"where": "host"}, "verdict": "fail"}})";
+  const CaseOutcome o = outcome_of(end);
+  EXPECT_EQ(o.status, "fail");
+  EXPECT_EQ(o.why, "O: above bound");
+  EXPECT_EQ(o.where, "host");
+  EXPECT_TRUE(std::isinf(o.logit_scale));
+  EXPECT_EQ(o.seconds_total, 2);
+  EXPECT_EQ(o.seconds_impl, 0.5);
+  EXPECT_EQ(o.seconds_bounds, 0.125);
+  EXPECT_EQ(json::write(o.record), R"({"case": {"where": "host"}, "verdict": "fail"})");
+  for (const char* broken : {"", "pass\n\n0\n0 0 0\n{}", "[1]", R"({"status": "pass", "why": "", "logit_scale": 1, "seconds": {"impl": 0, "reference": 0, "bounds": 0}})",
+                             R"({"status": "", "why": "", "logit_scale": 1, "seconds": {"impl": 0, "reference": 0, "bounds": 0}, "record": {}})",
+                             R"({"status": "pass", "why": "", "logit_scale": 1, "seconds": 3, "record": {}})"}) {
+    end.result = broken;
+    const CaseOutcome bad = outcome_of(end);
+    EXPECT_EQ(bad.status, "crash") << broken;
+    EXPECT_EQ(bad.why, "the check's child process ended without a complete result") << broken;
+    EXPECT_TRUE(bad.record.is_null()) << broken;
+  }
+  end.normal = false;
+  end.problem = "killed by signal 11 (Segmentation fault)";
+  EXPECT_EQ(outcome_of(end).status, "crash");
+  EXPECT_EQ(outcome_of(end).why, end.problem);
 }
 
 }  // namespace

@@ -56,6 +56,42 @@ TEST(Check, NaiveBaselinePassesForwardAndBackward) {
   EXPECT_NE(to_json(r).find("\"verdict\": \"pass\""), std::string::npos);
 }
 
+// core/problem.h: a check validates its problem once, however many stages take it (inputs,
+// reference, bounds, the baseline, unsupported_reason), and its entry points still refuse an
+// invalid problem with validate()'s message.
+TEST(Check, ValidatesItsProblemOnce) {
+  for (const char* impl : {"naive", "fa2"})
+    for (bool backward : {false, true}) {
+      const Case c = small_case(impl, backward);
+      const std::uint64_t before = validations_on_this_thread();
+      const CheckRecord r = run_check(c);
+      EXPECT_EQ(validations_on_this_thread() - before, 1u) << impl << " backward " << backward;
+      EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+    }
+  Case bad = small_case("naive", true);
+  bad.problem.heads_q = 3;
+  bad.problem.heads_kv = 2;
+  const std::string why = "heads_q (3) must be a multiple of heads_kv (2)";
+  ASSERT_EQ(bad.problem.validate(), why);
+  const auto refusal = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  EXPECT_EQ(refusal([&] { run_check(bad); }), why);
+  EXPECT_EQ(refusal([&] { prepare_case(bad); }), why);
+  EXPECT_EQ(refusal([&] { generate_inputs(bad.problem, bad.dist, 1); }), "generate_inputs: " + why);
+  EXPECT_EQ(find_implementation("naive")->unsupported_reason(bad.problem, true), why);
+  // A scope for one problem does not vouch for another.
+  const ValidatedScope valid(small_case("naive", true).problem);
+  EXPECT_EQ(refusal([&] { run_check(bad); }), why);
+  EXPECT_EQ(find_implementation("naive")->unsupported_reason(bad.problem, true), why);
+  EXPECT_EQ(refusal([&] { ValidatedScope inner(bad.problem, "x: "); }), "x: " + why);
+}
+
 TEST(Check, BrokenImplementationsAreCaught) {
   // O off by 1% everywhere: the regression rule.
   register_broken("scaled_o", map_o([](double o) { return o * 1.01; }));
@@ -116,7 +152,7 @@ TEST(Check, RegressionRuleStopsWhereLogitRoundingDecides) {
 // fp16 and dO ~ N(0, 1), dP overflows there, and the baseline's dQ and dK are NaN where the exact
 // values are finite (with a scale of 1e-9 the logits stay small, so rule 3's LSE range holds).
 // Rule 3 then has no baseline error to scale: it is not applied to dQ and dK, whose tolerance
-// would otherwise be the floor alone (BUGS.md, "tolerance collapse"), and still applies to O, LSE
+// would otherwise be the floor alone (docs/spec.md "Bug classes", tolerance collapse), and still applies to O, LSE
 // and dV. The baseline itself fails rule 1.
 TEST(Check, RegressionRuleNotAppliedWhereTheBaselineIsNotFinite) {
   Case c;
@@ -178,7 +214,7 @@ TEST(Check, LseFloorAdmitsAFewRoundingsAndNotMore) {
   c.impl = "lse_16_units";
   const CheckRecord r = run_check(c);
   EXPECT_TRUE(tensor(r, "LSE").regression);
-  // Rule 3 is reported, not failing (SPEC): 16 units stay within the rigorous bound.
+  // Rule 3 is reported, not failing (docs/spec.md "Verdicts"): 16 units stay within the rigorous bound.
   EXPECT_EQ(tensor(r, "LSE").verdict, Verdict::pass) << to_table(r);
   EXPECT_TRUE(r.regression);
 }

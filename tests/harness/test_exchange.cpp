@@ -147,8 +147,8 @@ TEST_F(Exchange, ExportRefusesCountsAndSizesBeyondItsLimits) {
 TEST_F(Exchange, ExportWritesTheGeneratorsCasesAndTheirInputs) {
   const ExportSpec spec = small_spec(root());
   ASSERT_EQ(entries().size(), spec.cases);
-  const Json index = parse_json(read_text(root() / "index.json"));
-  ASSERT_EQ(index.find("cases")->items.size(), spec.cases);
+  const json::Value index = json::parse(read_text(root() / "index.json"));
+  ASSERT_EQ(index.at("cases").size(), spec.cases);
   bool both_directions[2] = {false, false};
   for (const ExportedCase& e : entries()) {
     const fuzz::FuzzCase f = fuzz::generate_case(spec.generator, e.index);
@@ -160,9 +160,9 @@ TEST_F(Exchange, ExportWritesTheGeneratorsCasesAndTheirInputs) {
     const Inputs read = exchange::read_inputs(dir_of(e), e.c.problem);
     EXPECT_TRUE(same_bits(read.q, given.q));
     EXPECT_TRUE(same_bits(read.dout, given.dout));
-    const Json meta = parse_json(read_text(fs::path(dir_of(e)) / "meta.json"));
-    EXPECT_EQ(meta.find("softmax_scale")->number(), static_cast<double>(e.c.problem.softmax_scale()));
-    EXPECT_EQ(meta.find("checksums")->find("q")->text, exchange::hex64(exchange::fnv1a64(exchange::tensor_bytes(given.q))));
+    const json::Value meta = json::parse(read_text(fs::path(dir_of(e)) / "meta.json"));
+    EXPECT_EQ(json::number(meta.at("softmax_scale")), static_cast<double>(e.c.problem.softmax_scale()));
+    EXPECT_EQ(meta.at("checksums").at("q"), exchange::hex64(exchange::fnv1a64(exchange::tensor_bytes(given.q))));
     both_directions[e.c.backward] = true;
   }
   EXPECT_TRUE(both_directions[0] && both_directions[1]) << "the export should hold forward and backward cases";
@@ -401,14 +401,15 @@ TEST(ExchangeCli, ExportWritesIndexAndRewritesMasks) {
   const fs::path out = scratch("cli_masks");
   const Result r = run(kBin + kExport + " --masks causal-square --out " + out.string());
   ASSERT_EQ(r.status, 0) << r.err;
-  const Json index = parse_json(read_text(out / "index.json"));
-  ASSERT_EQ(index.find("cases")->items.size(), 4u);
-  EXPECT_EQ(index.find("parameters")->find("masks")->text, "causal-square");
-  for (const Json& entry : index.find("cases")->items) {
-    const CaseFile cf = read_case_file((out / entry.find("directory")->text / "case.json").string());
+  const json::Value index = json::parse(read_text(out / "index.json"));
+  ASSERT_EQ(index.at("cases").size(), 4u);
+  EXPECT_EQ(index.at("parameters").at("masks"), "causal-square");
+  for (const json::Value& entry : index.at("cases")) {
+    const std::string directory = entry.at("directory").get<std::string>();
+    const CaseFile cf = read_case_file((out / directory / "case.json").string());
     EXPECT_TRUE(cf.c.problem.causal());
     EXPECT_EQ(cf.c.problem.seqlen_q, cf.c.problem.seqlen_k);
-    EXPECT_TRUE(fs::is_regular_file(out / entry.find("directory")->text / "dout.bin"));
+    EXPECT_TRUE(fs::is_regular_file(out / directory / "dout.bin"));
   }
 }
 
@@ -480,9 +481,9 @@ TEST(ExchangeCli, ImportedOutputsAreJudgedEndToEnd) {
   std::istringstream lines(read_text(campaign / "cases.jsonl"));
   int records = 0;
   for (std::string line; std::getline(lines, line); ++records) {
-    const Json rec = parse_json(line);
-    EXPECT_EQ(rec.find("where")->text, "file") << line;
-    EXPECT_NE(rec.find("status")->text, "crash") << rec.find("error")->text;
+    const json::Value rec = json::parse(line);
+    EXPECT_EQ(rec.at("where"), "file") << line;
+    EXPECT_NE(rec.at("status"), "crash") << rec.at("error");
   }
   EXPECT_EQ(records, 4);
 
@@ -495,7 +496,7 @@ TEST(ExchangeCli, ImportedOutputsAreJudgedEndToEnd) {
   std::istringstream judged_lines(read_text(judged / "cases.jsonl"));
   int judged_records = 0;
   for (std::string line; std::getline(judged_lines, line); ++judged_records)
-    EXPECT_NE(parse_json(line).find("status")->text, "crash") << line;
+    EXPECT_NE(json::parse(line).at("status"), "crash") << line;
   EXPECT_EQ(judged_records, 8);
   const Result report = run(kBin + " report " + judged.string() + " --out " + (judged / "report").string());
   EXPECT_EQ(report.status, 0) << report.err;

@@ -831,9 +831,11 @@ TEST(ArchScalarMath, Exp2PropertyCheckRejectsBrokenModels) {
 
 // ---- fp32 -> fp16 / bf16 rounding (convert.h's host model) ----
 
-// Mismatches of the host conversion against core/dtype.h's correctly rounded to_bits over every
-// 997th fp32 bit pattern (all binades, subnormals, both signs), the patterns next to each fp16/bf16
-// rounding boundary, and the specials. NaN only has to stay NaN.
+// Mismatches of the host conversion (core/float_format.h's rounding from an fp32 source) against
+// core/dtype.h's to_bits (the same rounding from a double source, checked against an independent
+// oracle in tests/core/test_dtype.cpp) over every 997th fp32 bit pattern (all binades, subnormals,
+// both signs), the patterns next to each fp16/bf16 rounding boundary, and the specials. NaN only
+// has to stay NaN.
 std::int64_t conversion_mismatches(std::uint16_t (*convert)(std::uint32_t, FloatFormat)) {
   std::vector<std::uint32_t> inputs = {0u, 0x80000000u, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0x7F800001u,
                                        0x477FEFFFu, 0x477FF000u, 0x477FF001u, 0x7F7FFFFFu, 0x33000000u, 0x33000001u,
@@ -860,11 +862,13 @@ std::int64_t conversion_mismatches(std::uint16_t (*convert)(std::uint32_t, Float
   return bad;
 }
 
-std::uint16_t shipped_conversion(std::uint32_t bits, FloatFormat f) { return round_fp32_bits_to(bits, f); }
+std::uint16_t shipped_conversion(std::uint32_t bits, FloatFormat f) {
+  return float_to_bits16(f.exponent_bits == 8 ? MmaTag::bf16 : MmaTag::fp16, std::bit_cast<float>(bits));
+}
 
 // Twin: truncation instead of rounding to nearest even.
 std::uint16_t truncating_conversion(std::uint32_t bits, FloatFormat f) {
-  const std::uint16_t rounded = round_fp32_bits_to(bits, f);
+  const std::uint16_t rounded = shipped_conversion(bits, f);
   const float x = std::bit_cast<float>(bits), r = f.exponent_bits == 8 ? bf16_bits_to_float(rounded)
                                                                       : fp16_bits_to_float(rounded);
   return std::fabs(r) > std::fabs(x) && std::isfinite(r) ? static_cast<std::uint16_t>(rounded - 1) : rounded;

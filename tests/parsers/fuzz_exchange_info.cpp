@@ -16,12 +16,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     const std::optional<GqaGradientReduction> declared = declared_gqa_gradients(text, "fuzz/info.json");
-    const flashproof::Json j = flashproof::parse_json(text);
-    const flashproof::Json* v = j.find("gqa_gradients");
+    namespace json = flashproof::json;
+    const json::Value j = json::parse(text);
+    const json::Value* v = json::find(j, "gqa_gradients");
     if (declared.has_value() != (v != nullptr)) __builtin_trap();
-    if (declared && v->text != (*declared == GqaGradientReduction::group_sum ? "group-sum" : "per-head-rounded"))
+    if (declared && *v != (*declared == GqaGradientReduction::group_sum ? "group-sum" : "per-head-rounded"))
       __builtin_trap();
-    if (declared_gqa_gradients(flashproof::to_json_text(j, false), "again") != declared) __builtin_trap();
+    if (declared_gqa_gradients(json::write(j, json::indented()), "again") != declared) __builtin_trap();
   } catch (const std::invalid_argument& e) {
     if (std::string_view(e.what()).find('\n') != std::string_view::npos) __builtin_trap();
   }

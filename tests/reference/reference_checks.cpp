@@ -202,7 +202,7 @@ Failures finite_differences(Mutation mutation) {
   struct Target {
     const char* name;
     DenseRows DenseInputs::*rows;
-    const std::vector<MpfrReal>* gradient;  // in SPEC layout [b, s, h, d]
+    const std::vector<MpfrReal>* gradient;  // in docs/spec.md's layout [b, s, h, d]
     const std::vector<double>* error;       // its certified bound
   };
   const Target targets[] = {{"dQ", &DenseInputs::q, &grad.dq, &grad.dq_err},

@@ -1,4 +1,4 @@
-// Logits near the top of SPEC's valid domain (|scale q.k| up to 2^64): the reference must return
+// Logits near the top of the valid domain (docs/spec.md) (|scale q.k| up to 2^64): the reference must return
 // finite O, LSE and gradients with small certified bounds, for fp16 and for bf16 (whose wide
 // exponent range lets the large-logits generator actually reach 1e18 and beyond).
 //
@@ -151,7 +151,7 @@ TEST_P(LargeLogits, DoubleEngineAloneStaysFiniteAndAgreesWithMpfr) {
 
 // With the default requirement (2^-40 of each element's magnitude) the double engine certifies
 // these cases by itself: the logits' Sum3 dot products and exact parts, and D summed as
-// sum_j P_j dP_j, leave no row or column to the MPFR fallback (issue 8's throughput: each such row
+// sum_j P_j dP_j, leave no row or column to the MPFR fallback (campaign throughput, docs/fuzz.md "Throughput": each such row
 // used to cost MPFR time). The results still agree with MPFR within the two bounds.
 TEST_P(LargeLogits, DoubleEngineMeetsTheDefaultRequirementWithoutFallback) {
   const Runs r = run_both(GetParam(), Options{});

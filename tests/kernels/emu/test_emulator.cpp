@@ -1,9 +1,11 @@
 // The host SIMT emulator on small CUDA-style kernels: correct kernels give correct results, and each
 // broken one (missing barrier, divergent barriers, an exiting thread at a barrier, an out-of-bounds
 // shared write, a non-converged shuffle, a warp collective deadlocked against a barrier or an exited
-// lane) gives a precise error naming kernel, block and thread.
+// lane) gives a precise error naming kernel, block and thread; each thread keeps its own
+// floating-point control words.
 #include <gtest/gtest.h>
 
+#include <cfenv>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,7 +16,7 @@
 #include "kernels/arch/atomic.h"
 #include "kernels/arch/smem.h"
 #include "kernels/arch/warp.h"
-#include "kernels/emu/sample_kernels.h"
+#include "tests/kernels/sample_kernels.h"
 #include "kernels/launch.h"
 
 namespace flashproof::kernels::FP_TARGET {
@@ -231,6 +233,55 @@ TEST(Emulator, BallotAndShuffleSemantics) {
   }
 }
 
+// The floating-point control words belong to each emulated thread (kernels/emu/fiber_context.h):
+// a thread that changes its rounding mode keeps it across the switches at a barrier and changes
+// neither the other threads' nor the launching thread's. Odd threads round upward; after the
+// barrier every thread adds 2^-30 to 1 (float arithmetic: MXCSR) and reads its mode (glibc's
+// fegetround: the x87 control word).
+__global__ void odd_threads_round_upward(float* sums, int* modes) {
+  if (threadIdx.x % 2 == 1) std::fesetround(FE_UPWARD);
+  __syncthreads();
+  volatile float one = 1.0f, tiny = 0x1p-30f;
+  sums[threadIdx.x] = one + tiny;
+  modes[threadIdx.x] = std::fegetround();
+}
+
+// Records the mode each thread starts in and subtracts 2^-30 from 1 in it.
+__global__ void starting_rounding(float* differences, int* modes) {
+  volatile float one = 1.0f, tiny = 0x1p-30f;
+  differences[threadIdx.x] = one - tiny;
+  modes[threadIdx.x] = std::fegetround();
+}
+
+TEST(EmulatorFloatingPointControl, EachThreadKeepsItsOwnRoundingMode) {
+  ASSERT_EQ(std::fegetround(), FE_TONEAREST);
+  const unsigned threads = 64;
+  std::vector<float> sums(threads);
+  std::vector<int> modes(threads);
+  launch_kernel("odd_threads_round_upward", {1, 1, 1}, {threads, 1, 1}, 0, odd_threads_round_upward, sums.data(),
+                modes.data());
+  EXPECT_EQ(std::fegetround(), FE_TONEAREST);
+  for (unsigned t = 0; t < threads; ++t) {
+    const bool upward = t % 2 == 1;
+    EXPECT_EQ(modes[t], upward ? FE_UPWARD : FE_TONEAREST) << t;
+    EXPECT_EQ(sums[t], upward ? std::nextafter(1.0f, 2.0f) : 1.0f) << t;
+  }
+}
+
+TEST(EmulatorFloatingPointControl, ThreadsStartInTheLaunchingThreadsMode) {
+  const unsigned threads = 64;  // one block: emulated on the launching thread
+  std::vector<float> differences(threads);
+  std::vector<int> modes(threads);
+  ASSERT_EQ(std::fesetround(FE_DOWNWARD), 0);
+  launch_kernel("starting_rounding", {1, 1, 1}, {threads, 1, 1}, 0, starting_rounding, differences.data(),
+                modes.data());
+  std::fesetround(FE_TONEAREST);
+  for (unsigned t = 0; t < threads; ++t) {
+    EXPECT_EQ(modes[t], FE_DOWNWARD) << t;
+    EXPECT_EQ(differences[t], std::nextafter(1.0f, 0.0f)) << t;
+  }
+}
+
 TEST(Emulator, KernelExceptionsPropagate) {
   EXPECT_THROW(launch_kernel("bad_block", {1, 1, 1}, {2000, 1, 1}, 0, sample_atomic_histogram, (const float*)nullptr,
                             (float*)nullptr, 1),
@@ -240,7 +291,7 @@ TEST(Emulator, KernelExceptionsPropagate) {
 }  // namespace
 }  // namespace flashproof::kernels::FP_TARGET
 
-// ---- the tiled matrix product through cp.async, ldmatrix and mma (kernels/emu/sample_kernels.h) ----
+// ---- the tiled matrix product through cp.async, ldmatrix and mma (tests/kernels/sample_kernels.h) ----
 namespace flashproof::kernels::FP_TARGET {
 namespace {
 

@@ -98,7 +98,7 @@ std::vector<DigestCase> digest_cases() {
     cases.push_back({kernel, d, FlashDtype::fp16, 17, 9});
     cases.push_back({kernel, d, FlashDtype::bf16, -1, 0});
   };
-  for (int d : algo::kHeadDimBuckets) add("fa2", d, fa2_bucket_built(d));
+  for (int d : algo::kFa2HeadDimBuckets) add("fa2", d, fa2_bucket_built(d));
   for (int d : algo::kFa1HeadDimBuckets) add("fa1", d, fa1_bucket_built(d));
   return cases;
 }

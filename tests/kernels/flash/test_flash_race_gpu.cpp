@@ -1,4 +1,4 @@
-// The race test of issue 9 (label `gpu`): a wide batch (the emulator's fiber scheduler hides races
+// The GPU race test (label `gpu`; docs/gpu-check.md): a wide batch (the emulator's fiber scheduler hides races
 // that only many concurrent blocks show) run forward once and backward FLASHPROOF_RACE_REPEATS
 // times (default 100) on the GPU; O, LSE, dK and dV must come out bitwise equal every time, and dQ
 // too where the backward promises it (fa1, fa2-deterministic; fa2 adds dQ with atomics in a
@@ -64,7 +64,7 @@ std::vector<RaceCase> race_cases() {
     for (const std::int64_t d : {64, 128})
       for (const bool causal : {false, true}) {
         Problem p;
-        p.batch = 64;  // at least 60 (issue 9): many more blocks than multiprocessors
+        p.batch = 64;  // at least 60: many more blocks than multiprocessors
         p.heads_q = 4;
         p.heads_kv = 2;
         p.seqlen_q = 257;

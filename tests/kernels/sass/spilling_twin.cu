@@ -6,7 +6,7 @@
 
 namespace flashproof::kernels::gpu {
 
-constexpr algo::TileConfig kShape = algo::tile_config("fa1", "backward", 64);
+constexpr algo::TileConfig kShape = algo::tile_config(algo::KernelFamily::fa1, algo::Direction::backward, 64);
 template __global__ void fa1_backward_kernel<
     FlashBackwardTraits<64, kShape.block_m, kShape.block_n, kShape.warps, arch::MmaTag::fp16>>(FlashBackwardParams);
 

@@ -1,6 +1,5 @@
-// The command line's parsing pieces shared by the flashproof commands (cli/main.cpp and each
-// command's file): options as "--opt value" or "--opt=value", numbers checked with one-line
-// errors (UsageError: exit status 2).
+// The values of the flashproof command's options: numbers checked with one-line errors
+// (UsageError: exit status 2). The command line's syntax is CLI11's (cli/command_line.h).
 #pragma once
 
 #include <charconv>
@@ -11,7 +10,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <vector>
 
 namespace flashproof::cli {
 
@@ -54,34 +52,5 @@ inline std::int64_t parse_count(std::string_view opt, std::string_view text,
 // MPFR precision, and more host threads than any machine has.
 inline constexpr std::int64_t kMaxPrecisionBits = 65536;
 inline constexpr std::int64_t kMaxThreads = 4096;
-
-// Splits "--opt=value" and "--opt value"; flags take no value.
-struct Args {
-  std::vector<std::string_view> items;
-  std::size_t pos = 0;
-  bool done() const { return pos >= items.size(); }
-};
-
-// One command-line item: an option (with its value when given as --opt=value) or a positional.
-struct Arg {
-  Args& a;
-  std::string_view name, value;
-  bool has_value = false;
-  explicit Arg(Args& args) : a(args), name(args.items[args.pos++]) {
-    if (const auto eq = name.find('='); name.starts_with("--") && eq != std::string_view::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-  }
-  void flag() const {
-    if (has_value) throw UsageError(std::string(name) + " takes no value");
-  }
-  std::string_view next() {
-    if (has_value) return value;
-    if (a.done()) throw UsageError(std::string(name) + " needs a value");
-    return a.items[a.pos++];
-  }
-};
 
 }  // namespace flashproof::cli

@@ -1,7 +1,8 @@
 // Small kernels that exercise the emulator and the arch wrappers together, used by the emulator's
-// tests and benchmark and by the GPU-versus-emulator tests (tests/kernels/gpu), which build this
-// header with nvcc as well: a tiled matrix product through cp.async, ldmatrix and mma, a block sum
-// through warp shuffles, shared memory and a barrier, and an fp32 atomicAdd histogram.
+// tests (tests/kernels/emu), its benchmark (bench/emulator_bench.cpp) and the GPU-versus-emulator
+// tests (tests/kernels/gpu), which build this header with nvcc as well: a tiled matrix product
+// through cp.async, ldmatrix and mma, a block sum through warp shuffles, shared memory and a
+// barrier, and an fp32 atomicAdd histogram.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,96 @@
+#include "bounds/forward_row.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "bounds/bound_arithmetic.h"
+
+namespace flashproof::bounds {
+
+void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, std::int64_t h, std::int64_t i,
+                               Row& r, bool o_wanted) {
+  const std::int64_t d = cs.d, sk = cs.p.seqlen_k;
+  const ArithmeticConstants& k = cs.k;
+  r.keys.clear();
+  for (std::int64_t j = 0; j < sk; ++j)
+    if (cs.mask.visible(i, j)) r.keys.push_back(j);
+  const std::int64_t n = static_cast<std::int64_t>(r.keys.size());
+  r.o_bound.assign(d, 0), r.o_mag.assign(d, 0);
+  if (n == 0) {  // O = 0 and LSE = +inf exactly
+    r.lse_bound = 0;
+    return;
+  }
+  r.q.resize(d);
+  g.in.q.read_row(g.b, i, h, r.q.data());
+  exact_.compute(cs, g.keys, r);
+  const double u = k.u, fl = k.flush, kap = k.scale_rel;
+  const double nd = static_cast<double>(n);
+
+  // (F2) Errors of the computed logits. flash: x^ = fl(S^ * c^) in log2 units; naive:
+  // s^ = fl(S^ * scale) in natural units. Absolute (LSE, backward) and relative to the row's
+  // max (O: a common error cancels in the normalisation).
+  std::vector<double>&arg_o = sized(arg_o_, n), &own = sized(own_, n);
+  r.arg_lse.resize(n);
+  double dm = 0;
+  const double g_dot = gam_products(static_cast<double>(cs.dot_len), k, k.sum_eta);
+  for (std::int64_t x = 0; x < n; ++x) {
+    if (k.flash) {
+      const double dot = kLog2e * cs.sig * (1 + kap) * (g_dot * r.abs_dot[x] + cs.dot_len * fl);
+      own[x] = dot + u * (kLog2e * (1 + kap) * r.logit_abs[x] + dot) * (1 + u);
+    } else {
+      const double dot = cs.sig * (g_dot * r.abs_dot[x] + d * fl);
+      own[x] = dot + u * (r.logit_abs[x] + dot) * (1 + u);
+    }
+    dm = std::max(dm, own[x]);
+  }
+  // (F3) The shift x^_j - M^ and (flash) the rescale chain: each rounded relative to at most
+  // R_j >= M^ - x^_j, twice for flash (the shift, and the chain's arguments summing to <= R_j).
+  const double units = k.flash ? kLn2 : 1.0, shifts = k.flash ? 2 : 1;
+  r.far.assign(n, false);
+  for (std::int64_t x = 0; x < n; ++x) {
+    const double dist_units = k.flash ? kLog2e * (1 + kap) * r.dist[x] : r.dist[x];
+    const double reach = dist_units + 2 * dm;
+    const double common_o = kap * kLog2e * r.dist[x], common_lse = kap * kLog2e * r.logit_abs[x];
+    arg_o[x] = units * (own[x] + common_o + shifts * u * reach);
+    r.arg_lse[x] = units * (own[x] + common_lse + shifts * u * reach);
+    // (F4) far: the computed exponent x^_j - M^ <= x^_j - x^_j* and the exact one are both below
+    // -kFarLog2 (log2 units), so both weights are below 2^-kFarLog2 of the largest.
+    const double exponent_up = k.flash ? -(1 - kap) * kLog2e * r.dist_lo[x] + 2 * dm + shifts * u * reach
+                                       : kLog2e * (-r.dist_lo[x] + 2 * dm + u * reach);
+    r.far[x] = -exponent_up - 1 >= kFarLog2 && kLog2e * r.dist_lo[x] >= kFarLog2;
+  }
+  const double steps = static_cast<double>(cs.steps);
+  const double weight_log = cs.lam_exp + steps * cs.lam_exp_chain;
+  const double g_sum = gam_products(nd + steps, k, k.sum_eta);
+  const double l_low = 1 - g_sum - steps * u * 1.01;  // the max weight is exp2(0) = 1 (F5)
+  const double abs_one = (k.flash ? (steps + 1) * fl : 2 * fl);
+  double far_count = 0;
+  for (std::int64_t x = 0; x < n; ++x) far_count += r.far[x];
+  const double zeta = (nd * abs_one + far_count * kFarWeight) / l_low;
+  double lambda = 0, lse_arg = 0;
+  for (std::int64_t x = 0; x < n; ++x) {
+    if (r.far[x]) continue;
+    lambda = std::max(lambda, exp_small(arg_o[x] + weight_log) * (1 + g_sum) * (1 + zeta) - 1);
+    lse_arg = std::max(lse_arg, r.arg_lse[x]);
+  }
+  r.lambda = lambda;
+  const double numer_round = cs.lam_uh + (k.flash ? 0 : cs.lam_u);  // P rounded (naive: divided first)
+  r.rho.assign(n, kInf);
+  for (std::int64_t x = 0; x < n; ++x)
+    if (!r.far[x])
+      r.rho[x] = lambda < 1 ? exp_small(arg_o[x] + weight_log + numer_round) * (1 + g_sum) / (1 - lambda) - 1 : kInf;
+  r.abs_weight = (k.dtype_abs + abs_one + kFarWeight) * (1 + zeta) / l_low;
+
+  if (o_wanted || k.flash) output_.compute(cs, g.values, r, g_sum, zeta, l_low);
+
+  // (F7) LSE = M^ ln 2 + log l^ (flash) or m + log l^ (naive).
+  const double inner = lse_arg + weight_log + lam(g_sum) + lam(zeta);
+  const double log_l = std::max(std::log(nd) + steps * cs.lam_u + lam(g_sum) + zeta, -std::log(l_low * (1 - zeta)));
+  double max_rounded = 0;  // |M^| in log2 units
+  for (std::int64_t x = 0; x < n; ++x) max_rounded = std::max(max_rounded, kLog2e * (1 + kap) * r.logit_abs[x] + own[x]);
+  const double scale_back = k.flash ? (2 * u + u * u) * kLn2 * max_rounded : 0;  // fl(M^ * ln2f)
+  const double before_sum = inner + scale_back + k.log_rel * log_l;
+  r.lse_bound = before_sum + u * (r.lse_abs + before_sum);
+}
+
+}  // namespace flashproof::bounds

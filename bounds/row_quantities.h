@@ -1,0 +1,32 @@
+// One query row's quantities as the forward formulas leave them for the O and LSE bounds and for
+// the backward (docs/error-bounds.md Part 2). Per visible key unless said otherwise; each is an
+// upper bound unless named _lo. One Row is reused for every row of a group: each stage resets
+// what it fills before it reads it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace flashproof::bounds {
+
+struct Row {
+  std::vector<std::int64_t> keys;  // visible keys
+  std::vector<double> q;           // the query row (head_dim values)
+  // (F1) the exact-data quantities (double, with margins).
+  // dist: max_k s_k - s_j (upper, lower); gap: LSE - s_j (upper, lower)
+  std::vector<double> abs_dot, logit_abs, dist, dist_lo, gap, gap_lo, p_up, p_lo, p_mid;
+  // (F2)-(F7) the computed forward's.
+  std::vector<bool> far;            // forward weight below 2^-kFarLog2 of the largest (F4)
+  std::vector<double> arg_lse;      // absolute logit error in natural-log units (for LSE, backward)
+  std::vector<double> rho;          // |P^_j - P_j| / P_j of the forward's weights (F5)
+  double lse_abs = 0, log_den_lo = 0, lambda = 0, abs_weight = 0, lse_bound = 0;
+  std::vector<double> o_bound, o_mag;  // per column
+};
+
+// v with n elements, for per-key scratch that is written in full before it is read.
+inline std::vector<double>& sized(std::vector<double>& v, std::int64_t n) {
+  v.resize(static_cast<std::size_t>(n));
+  return v;
+}
+
+}  // namespace flashproof::bounds

@@ -1,0 +1,36 @@
+// `flashproof check`: one case of one implementation against the reference, as a table or JSON.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/case_limits.h"
+#include "harness/check.h"
+
+namespace flashproof::cli {
+
+struct CheckCommand {
+  Case c;
+  CheckOptions options;
+  bool json = false;
+  std::string save_case;  // "" when not asked for
+  CaseLimits limits;
+  // As given; finish_check_options folds them into c.problem.
+  bool causal = false, kv_heads_given = false;
+  std::optional<std::pair<std::int64_t, std::int64_t>> window;
+};
+
+// Declares check's options on `verb`, bound to `into`.
+void add_check_options(CLI::App& verb, CheckCommand& into);
+// After parsing: the options that span others (--kv-heads' default, --causal with --window) and
+// the problem's own validity; throws UsageError (one line).
+void finish_check_options(CheckCommand& command);
+
+// Exit status 1 for a failed check, 0 for pass or out-of-domain.
+int run_check_command(const CheckCommand& command);
+
+}  // namespace flashproof::cli

@@ -1,0 +1,25 @@
+#include "fuzz/end_marker.h"
+
+#include <filesystem>
+#include <string>
+
+#include "core/json.h"
+#include "fuzz/results_log.h"
+#include "fuzz/run_provenance.h"
+
+namespace flashproof::fuzz {
+namespace fs = std::filesystem;
+
+void write_end_marker(const CampaignSpec& s, std::uint64_t records) {
+  write_file_atomically((fs::path(s.out) / "ended.json").string(),
+                        "{\"format\": \"flashproof-campaign-end\", \"version\": 1, \"ended\": " + json_quote(utc_now()) +
+                            ", \"records\": " + std::to_string(records) + ", \"why\": " +
+                            json_quote(s.cases ? "every case of the shard ran" : "the --minutes ran out") + "}\n");
+}
+
+void remove_end_marker(const CampaignSpec& s) {
+  std::error_code ec;
+  fs::remove(fs::path(s.out) / "ended.json", ec);
+}
+
+}  // namespace flashproof::fuzz

@@ -1,0 +1,36 @@
+// Which head-dim buckets of a kernel family this build compiles. CMake's FLASHPROOF_FA2_HEAD_DIMS
+// and FLASHPROOF_FA1_HEAD_DIMS narrow them for quick local builds and arrive as bit masks over the
+// family's bucket list (FLASHPROOF_FA2_BUCKETS, FLASHPROOF_FA1_BUCKETS, bit i for the i-th bucket of
+// kernels/algo/tile_configs.h), given to the kernel libraries only; a translation unit compiled
+// without them (scripts/sass-report's direct nvcc runs) builds every bucket.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/algo/tile_configs.h"
+
+namespace flashproof::kernels::flash {
+
+constexpr unsigned built_bucket_mask(algo::KernelFamily f) {
+#if defined(FLASHPROOF_FA1_BUCKETS)
+  if (f == algo::KernelFamily::fa1) return FLASHPROOF_FA1_BUCKETS;
+#endif
+#if defined(FLASHPROOF_FA2_BUCKETS)
+  if (f == algo::KernelFamily::fa2) return FLASHPROOF_FA2_BUCKETS;
+#endif
+  return (1u << algo::head_dim_buckets(f).size()) - 1;
+}
+
+constexpr bool bucket_built(algo::KernelFamily f, int bucket) {
+  const auto buckets = algo::head_dim_buckets(f);
+  for (std::size_t i = 0; i < buckets.size(); ++i)
+    if (buckets[i] == bucket) return ((built_bucket_mask(f) >> i) & 1u) != 0;
+  return false;
+}
+
+// The CMake option that narrows a family's buckets, named in the "not built" error.
+constexpr const char* buckets_option(algo::KernelFamily f) {
+  return f == algo::KernelFamily::fa1 ? "FLASHPROOF_FA1_HEAD_DIMS" : "FLASHPROOF_FA2_HEAD_DIMS";
+}
+
+}  // namespace flashproof::kernels::flash
