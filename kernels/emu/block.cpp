@@ -56,7 +56,11 @@ void start_block(const LaunchConfig& config, const std::function<void()>& body, 
   b.rng = nullptr;
   b.switch_one_in = 0;
   const std::size_t stack = config.stack_bytes;
-  if (stacks.size() < threads * stack) stacks.resize(threads * stack);
+  if (stacks.size() < threads * stack) {
+    // Growing copies the old stacks, redzones of unfinished frames included: clear them first.
+    forget_old_frames(stacks.data(), stacks.size());
+    stacks.resize(threads * stack);
+  }
   for (unsigned t = 0; t < threads; ++t) {
     b.fibers[t].linear = t;
     b.fibers[t].idx = unflatten(t, config.block);

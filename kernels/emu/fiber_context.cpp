@@ -28,16 +28,6 @@ void announce_switch(void** saved, const void* stack, std::size_t size) {
 #endif
 }
 
-// A stack is reused after a fiber that never returned from its frames (abandoned after a
-// violation, or Boost's entry frame): their redzones would poison the new fiber's variables.
-void forget_old_frames(char* stack, std::size_t size) {
-#if defined(__SANITIZE_ADDRESS__)
-  __asan_unpoison_memory_region(stack, size);
-#else
-  (void)stack, (void)size;
-#endif
-}
-
 void switch_completed(void* saved, const void** from_stack, std::size_t* from_size) {
 #if defined(__SANITIZE_ADDRESS__)
   __sanitizer_finish_switch_fiber(saved, from_stack, from_size);
@@ -47,6 +37,14 @@ void switch_completed(void* saved, const void** from_stack, std::size_t* from_si
 }
 
 }  // namespace
+
+void forget_old_frames(char* stack, std::size_t size) {
+#if defined(__SANITIZE_ADDRESS__)
+  __asan_unpoison_memory_region(stack, size);
+#else
+  (void)stack, (void)size;
+#endif
+}
 
 FiberContext::FiberContext(FiberContext&& other) noexcept : suspended_() {
   if (other.started()) std::terminate();

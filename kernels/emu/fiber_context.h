@@ -13,6 +13,11 @@
 
 namespace flashproof::emu {
 
+// A stack is reused, or its storage moved, after fibers that never returned from their frames
+// (abandoned after a violation, or Boost's entry frame): under AddressSanitizer their redzones
+// would poison the next fiber's variables or fail the copy, so they are cleared. A no-op otherwise.
+void forget_old_frames(char* stack, std::size_t size);
+
 class FiberContext {
  public:
   FiberContext() : suspended_() {}
