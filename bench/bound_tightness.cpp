@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "bench/command_line.h"
+#include "core/json.h"
 #include "harness/case_file.h"
 #include "harness/check.h"
 #include "kernels/registry.h"
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Series> series;  // "dtype tensor"
   std::int64_t judged = 0, out_of_domain_inputs = 0, skipped = 0;
-  std::vector<std::string> violating;
+  json::Value violating = json::Value::array();  // the case files of the cases above the bound
   for (std::int64_t n = 0; n < opt.cases; ++n) {
     const Case c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
     CheckRecord r;
@@ -112,20 +113,24 @@ int main(int argc, char** argv) {
         s.worst_case = c.problem.describe() + " dist=" + distribution_name(c.dist) + " seed=" + std::to_string(c.seed);
       }
     }
-    if (violates) violating.push_back(case_to_json(c, CheckOptions{}, "above the rigorous bound", ""));
+    if (violates) violating.push_back(case_json(c, CheckOptions{}, "above the rigorous bound", ""));
     if ((n + 1) % 1000 == 0) std::cerr << "bound_tightness: " << (n + 1) << " cases\n";
   }
 
-  std::ostringstream text, json;
+  std::ostringstream text;
   text << "implementation " << impl->name() << " (" << impl->where() << "), " << opt.cases << " cases, seed "
        << opt.seed << ": " << judged << " judged, " << out_of_domain_inputs << " with inputs out of the domain, "
        << skipped << " not supported\n";
   text << "tensor        cases   median   p90      max       above  unbounded  inf-admitted  worst case\n";
-  json << "{\"impl\": \"" << impl->name() << "\", \"where\": \"" << impl->where() << "\", \"label\": \""
-       << opt.label << "\", \"cases\": " << opt.cases << ", \"seed\": " << opt.seed << ", \"judged\": " << judged
-       << ", \"inputs_out_of_domain\": " << out_of_domain_inputs << ", \"skipped\": " << skipped
-       << ", \"tensors\": [";
-  bool first = true;
+  json::Value summary = {{"impl", impl->name()},
+                         {"where", impl->where()},
+                         {"label", opt.label},
+                         {"cases", opt.cases},
+                         {"seed", opt.seed},
+                         {"judged", judged},
+                         {"inputs_out_of_domain", out_of_domain_inputs},
+                         {"skipped", skipped}};
+  json::Value& tensors = summary["tensors"] = json::Value::array();
   for (const auto& [name, s] : series) {
     char line[512];
     std::snprintf(line, sizeof line, "%-12s %6zu  %-8.3g %-8.3g %-9.3g %5lld  %9lld  %12lld  %s\n", name.c_str(),
@@ -133,23 +138,29 @@ int main(int argc, char** argv) {
                   static_cast<long long>(s.violations), static_cast<long long>(s.unbounded_cases),
                   static_cast<long long>(s.inf_within_bound), s.worst_case.c_str());
     text << line;
-    json << (first ? "" : ", ") << "{\"tensor\": \"" << name << "\", \"cases\": " << s.ratios.size()
-         << ", \"median\": " << quantile(s.ratios, 0.5) << ", \"p90\": " << quantile(s.ratios, 0.9)
-         << ", \"max\": " << s.worst << ", \"above_bound\": " << s.violations
-         << ", \"unbounded_cases\": " << s.unbounded_cases << ", \"inf_within_bound\": " << s.inf_within_bound
-         << ", \"worst_case\": \"" << s.worst_case << "\"}";
-    first = false;
+    tensors.push_back({{"tensor", name},
+                       {"cases", s.ratios.size()},
+                       {"median", quantile(s.ratios, 0.5)},
+                       {"p90", quantile(s.ratios, 0.9)},
+                       {"max", s.worst},
+                       {"above_bound", s.violations},
+                       {"unbounded_cases", s.unbounded_cases},
+                       {"inf_within_bound", s.inf_within_bound},
+                       {"worst_case", s.worst_case}});
   }
-  json << "], \"violating_cases\": [";
-  for (std::size_t i = 0; i < violating.size(); ++i) json << (i ? ", " : "") << violating[i];
-  json << "]}\n";
+  const bool any_violation = !violating.empty();
+  summary["violating_cases"] = std::move(violating);
   std::cout << text.str();
   if (!opt.json.empty()) {
     std::ofstream f(opt.json);
-    if (!(f << json.str())) {
+    // One line with 6 digits, each violating case laid out as its case file.
+    json::Layout layout = json::one_line(json::Digits::g6);
+    layout.inner = {{"violating_cases", json::one_line(json::Digits::g6)}};
+    layout.inner.back().second.inner = {{"*", json::indented()}};
+    if (!(f << json::write(summary, layout) << "\n")) {
       std::cerr << "bound_tightness: cannot write " << opt.json << "\n";
       return 2;
     }
   }
-  return violating.empty() ? 0 : 1;
+  return any_violation ? 1 : 0;
 }

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "bench/command_line.h"
+#include "core/json.h"
 #include "bench/plain_double_attention.h"
 #include "core/parallel.h"
 #include "fuzz/campaign.h"
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   spec.generator.max_seqlen = 256;
   spec.generator.max_work = std::int64_t{1} << 20;
   std::uint64_t cases = 200, repeats = 3;
-  std::string json;
+  std::string json_file;
   std::string impl = "naive";
   CLI::App app{"A fixed fuzz campaign checked in-process on one thread, its time split into the implementation, "
                "the certified reference, the rigorous bounds, generating the inputs, the naive baseline, comparing "
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--max-work", spec.generator.max_work, "largest generated case, in multiply-adds")
       ->check(bench::integer_in<std::int64_t>(1, kMaxI64))
       ->capture_default_str();
-  app.add_option("--json", json, "also write the results as one JSON object to FILE")->type_name("FILE");
+  app.add_option("--json", json_file, "also write the results as one JSON object to FILE")->type_name("FILE");
   bench::parse_or_exit(app, argc, argv);
   spec.impls = {impl};
 
@@ -215,17 +216,36 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(run.run), t_campaign, 60.0 * static_cast<double>(run.run) / t_campaign);
   std::printf("campaign runner, %s + naive-flawed:wrong-lse: %llu records in %.2f s with each case's reference shared, %.2f s without (%.2fx)\n",
               impl.c_str(), static_cast<unsigned long long>(pair_records), t_pair[1], t_pair[0], t_pair[0] / t_pair[1]);
-  if (!json.empty()) {
-    std::ofstream out(json);
-    out << "{\"impl\": \"" << impl << "\", \"cpu_arch\": \"" << kCpuArch << "\", \"seed\": " << spec.generator.seed << ", \"cases\": " << cases << ", \"repeats\": " << repeats
-        << ", \"checked\": " << checked << ", \"output_elements\": " << elements << ", \"max_seqlen\": " << spec.generator.max_seqlen
-        << ", \"max_work\": " << spec.generator.max_work << ", \"seconds\": {\"impl\": " << b.impl
-        << ", \"reference\": " << b.reference << ", \"bounds\": " << b.bounds << ", \"inputs\": " << b.inputs
-        << ", \"baseline\": " << b.baseline << ", \"checks\": " << b.checks << ", \"rest\": " << b.rest
-        << ", \"plain_double\": " << b.plain << ", \"campaign_runner\": " << t_campaign
-        << "}, \"harness_over_plain\": " << harness / b.plain << ", \"campaign_cases_per_minute\": "
-        << 60.0 * static_cast<double>(run.run) / t_campaign << ", \"two_implementations_seconds\": {\"shared\": " << t_pair[1]
-        << ", \"unshared\": " << t_pair[0] << "}}\n";
+  if (!json_file.empty()) {
+    const json::Value results = {
+        {"impl", impl},
+        {"cpu_arch", kCpuArch},
+        {"seed", spec.generator.seed},
+        {"cases", cases},
+        {"repeats", repeats},
+        {"checked", checked},
+        {"output_elements", elements},
+        {"max_seqlen", spec.generator.max_seqlen},
+        {"max_work", spec.generator.max_work},
+        {"seconds",
+         {{"impl", b.impl},
+          {"reference", b.reference},
+          {"bounds", b.bounds},
+          {"inputs", b.inputs},
+          {"baseline", b.baseline},
+          {"checks", b.checks},
+          {"rest", b.rest},
+          {"plain_double", b.plain},
+          {"campaign_runner", t_campaign}}},
+        {"harness_over_plain", harness / b.plain},
+        {"campaign_cases_per_minute", 60.0 * static_cast<double>(run.run) / t_campaign},
+        {"two_implementations_seconds", {{"shared", t_pair[1]}, {"unshared", t_pair[0]}}}};
+    std::ofstream out(json_file);
+    out << json::write(results, json::one_line(json::Digits::g6)) << "\n";
+    if (!out) {
+      std::cerr << "bench_campaign: cannot write " << json_file << "\n";
+      return 2;
+    }
   }
   return 0;
 }

@@ -24,6 +24,7 @@
 #include "bench/command_line.h"
 #include "bench/plain_double_attention.h"
 #include "bench/run_header.h"
+#include "core/json.h"
 #include "harness/check.h"
 #include "kernels/naive/naive_attention.h"
 
@@ -102,7 +103,7 @@ PlainSeconds plain_attention_seconds(std::int64_t seqlen, std::int64_t head_dim,
 int main(int argc, char** argv) {
   std::vector<std::int64_t> seqlens{1024, 4096, 16384, 65536};
   std::int64_t head_dim = 128, sample = 64, full_max = 4096, backward_max = 16384;
-  std::string json;
+  std::string json_file;
   CLI::App app{"The harness's own cost per case against sequence length: one forward and one forward + backward "
                "check split into its parts, beside the implementation and plain double attention, in full and "
                "sampled, one thread.",
@@ -123,7 +124,7 @@ int main(int argc, char** argv) {
   app.add_option("--backward-max-seqlen", backward_max, "longest length with forward + backward rows")
       ->check(bench::integer_in<std::int64_t>(0, kMaxLength))
       ->capture_default_str();
-  app.add_option("--json", json, "also write one JSON object per row to FILE (JSON lines)")->type_name("FILE");
+  app.add_option("--json", json_file, "also write one JSON object per row to FILE (JSON lines)")->type_name("FILE");
   bench::parse_or_exit(app, argc, argv);
   std::vector<Row> rows;
   for (const std::int64_t seqlen : seqlens) {
@@ -165,16 +166,24 @@ int main(int argc, char** argv) {
   for (const Row& r : rows)
     if (r.sample) std::printf("sample at %lld (%s): %s\n", static_cast<long long>(r.seqlen),
                               r.backward ? "fwd+bwd" : "forward", r.sampling.c_str());
-  if (!json.empty()) {
-    std::ofstream out(json);
-    for (const Row& r : rows)
-      out << "{\"seqlen\": " << r.seqlen << ", \"backward\": " << (r.backward ? "true" : "false")
-          << ", \"head_dim\": " << head_dim << ", \"sample\": " << r.sample
-          << ", \"seconds_impl\": " << r.impl << ", \"seconds_reference\": " << r.reference
-          << ", \"seconds_bounds\": " << r.bounds << ", \"seconds_baseline\": " << r.baseline
-          << ", \"seconds_checks\": " << r.checks << ", \"seconds_plain\": " << r.plain << ", \"verdict\": \""
-          << r.verdict << "\", \"reference_sampling\": \"" << r.sampling << "\"}\n";
-    if (!out) fail("cannot write " + json);
+  if (!json_file.empty()) {
+    std::ofstream out(json_file);
+    for (const Row& r : rows) {
+      const json::Value row = {{"seqlen", r.seqlen},
+                               {"backward", r.backward},
+                               {"head_dim", head_dim},
+                               {"sample", r.sample},
+                               {"seconds_impl", r.impl},
+                               {"seconds_reference", r.reference},
+                               {"seconds_bounds", r.bounds},
+                               {"seconds_baseline", r.baseline},
+                               {"seconds_checks", r.checks},
+                               {"seconds_plain", r.plain},
+                               {"verdict", r.verdict},
+                               {"reference_sampling", r.sampling}};
+      out << json::write(row, json::one_line(json::Digits::g6)) << "\n";
+    }
+    if (!out) fail("cannot write " + json_file);
   }
   return 0;
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/command_line.h"
+#include "core/json.h"
 #include "bench/run_header.h"
 #include "core/rng.h"
 #include "harness/check.h"
@@ -94,7 +95,7 @@ struct Tally {
 int main(int argc, char** argv) {
   std::int64_t cases = 20, sample = 16;
   std::uint64_t seed = 1;
-  std::string json;
+  std::string json_file;
   std::vector<std::string> only;
   std::vector<std::string> names;
   for (const NaiveFlaw flaw : kNaiveFlaws) names.push_back(naive_flaw_name(flaw));
@@ -116,7 +117,7 @@ int main(int argc, char** argv) {
   for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
   bench::add_list<std::string>(app, "--flaws", only, "only these variants, comma-separated (default all: " + all + ")",
                                bench::name_item(names));
-  app.add_option("--json", json, "also write one JSON object per variant to FILE (JSON lines)")->type_name("FILE");
+  app.add_option("--json", json_file, "also write one JSON object per variant to FILE (JSON lines)")->type_name("FILE");
   bench::parse_or_exit(app, argc, argv);
   std::vector<Tally> tallies;
   std::vector<std::pair<std::string, std::unique_ptr<AttentionImpl>>> variants;
@@ -155,14 +156,15 @@ int main(int argc, char** argv) {
   std::printf("%-30s %6s %12s %14s %14s\n", "variant", "cases", "full: fail", "sampled: fail", "rows judged");
   for (const Tally& t : tallies)
     std::printf("%-30s %6d %12d %14d %13.1f%%\n", t.flaw.c_str(), t.cases, t.full, t.sampled, 100 * t.judged_fraction);
-  if (!json.empty()) {
-    std::ofstream out(json);
-    for (const Tally& t : tallies)
-      out << "{\"variant\": \"" << t.flaw << "\", \"cases\": " << t.cases << ", \"full_fail\": " << t.full
-          << ", \"sampled_fail\": " << t.sampled << ", \"sample\": " << sample << ", \"rows_judged\": "
-          << t.judged_fraction << "}\n";
+  if (!json_file.empty()) {
+    std::ofstream out(json_file);
+    for (const Tally& t : tallies) {
+      const json::Value tally = {{"variant", t.flaw},        {"cases", t.cases},   {"full_fail", t.full},
+                                 {"sampled_fail", t.sampled}, {"sample", sample}, {"rows_judged", t.judged_fraction}};
+      out << json::write(tally, json::one_line(json::Digits::g6)) << "\n";
+    }
     if (!out) {
-      std::cerr << "bench_sampled_catch_rate: cannot write " << json << "\n";
+      std::cerr << "bench_sampled_catch_rate: cannot write " << json_file << "\n";
       return 2;
     }
   }

@@ -35,28 +35,33 @@ std::string summary(const ExportedCase& e) {
 }
 
 void write_index(const ExportSpec& spec, const std::vector<ExportedCase>& entries) {
-  std::ostringstream o;
-  o << "{\n  \"format\": \"flashproof-exchange-index\",\n  \"version\": 1,\n  \"parameters\": {\"seed\": \""
-    << spec.generator.seed << "\", \"cases\": " << spec.cases << ", \"dtypes\": [";
-  for (std::size_t i = 0; i < spec.generator.dtypes.size(); ++i)
-    o << (i ? ", " : "") << json_quote(dtype_name(spec.generator.dtypes[i]));
-  o << "], \"backward\": \"" << direction_name(spec.generator.direction) << "\", \"max_seqlen\": "
-    << spec.generator.max_seqlen << ", \"max_work\": " << spec.generator.max_work << ", \"masks\": \""
-    << masks_name(spec.masks) << "\"";
+  json::Value parameters = {{"seed", std::to_string(spec.generator.seed)}, {"cases", spec.cases}};
+  json::Value& dtypes = parameters["dtypes"] = json::Value::array();
+  for (DType d : spec.generator.dtypes) dtypes.push_back(dtype_name(d));
+  parameters["backward"] = direction_name(spec.generator.direction);
+  parameters["max_seqlen"] = spec.generator.max_seqlen;
+  parameters["max_work"] = spec.generator.max_work;
+  parameters["masks"] = masks_name(spec.masks);
   // Only when not the default, so that a default export's index.json is what it always was.
-  if (spec.generator.profile != fuzz::Profile::standard)
-    o << ", \"profile\": " << json_quote(fuzz::profile_name(spec.generator.profile));
-  o << "},\n  \"cases\": [";
-  for (std::size_t i = 0; i < entries.size(); ++i) {
-    const ExportedCase& e = entries[i];
-    o << (i ? ",\n" : "\n") << "    {\"index\": " << e.index << ", \"directory\": " << json_quote(e.directory)
-      << ", \"kind\": " << json_quote(e.kind) << ", \"logit_scale\": " << json_number(e.logit_scale)
-      << ", \"summary\": " << json_quote(summary(e)) << "}";
-  }
-  o << "\n  ]\n}\n";
+  if (spec.generator.profile != fuzz::Profile::standard) parameters["profile"] = fuzz::profile_name(spec.generator.profile);
+  json::Value cases = json::Value::array();
+  for (const ExportedCase& e : entries)
+    cases.push_back({{"index", e.index},
+                     {"directory", e.directory},
+                     {"kind", e.kind},
+                     {"logit_scale", e.logit_scale},  // NaN where the scan was skipped: written "nan"
+                     {"summary", summary(e)}});
+  const json::Value index = {{"format", "flashproof-exchange-index"},
+                             {"version", 1},
+                             {"parameters", std::move(parameters)},
+                             {"cases", std::move(cases)}};
+  // The top object one member per line, the parameters on one line, each case on its own line.
+  json::Layout layout = json::indented();
+  layout.inner = {{"parameters", json::one_line()}, {"cases", json::indented()}};
+  layout.inner.back().second.inner = {{"*", json::one_line()}};
   const fs::path path = fs::path(spec.out) / "index.json";
   std::ofstream out(path, std::ios::trunc);
-  out << o.str();
+  out << json::write(index, layout) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 

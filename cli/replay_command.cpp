@@ -23,8 +23,8 @@ int replay_property(const CaseFile& cf, AttentionImpl& impl, bool json) {
     throw UsageError(impl.name() + " does not support this case: " + e);
   const properties::Outcome o = property->check(impl, cf.c);
   if (json) {
-    std::cout << "{\"property\": " << json_quote(cf.property) << ", \"impl\": " << json_quote(impl.name())
-              << ", \"holds\": " << (o.holds ? "true" : "false") << ", \"why\": " << json_quote(o.why) << "}\n";
+    const json::Value outcome = {{"property", cf.property}, {"impl", impl.name()}, {"holds", o.holds}, {"why", o.why}};
+    std::cout << json::write(outcome) << "\n";
   } else {
     std::cout << "property: " << cf.property << " (" << property->what << ")\n"
               << "implementation: " << impl.name() << " (" << impl.where() << ")\n"

@@ -35,10 +35,10 @@ CampaignIdentity read_campaign_identity(const CampaignSpec& s) {
   std::stringstream text;
   text << in.rdbuf();
   CampaignIdentity identity{check_campaign_json(text.str(), s, file.string()), {}};
-  const Json* known = identity.existing->find("campaign_id");
-  if (known && known->type != Json::Type::string)
+  const json::Value* known = json::find(*identity.existing, "campaign_id");
+  if (known && !known->is_string())
     throw std::invalid_argument(s.out + "/campaign.json: campaign_id is not a string; use another --out");
-  identity.id = known ? known->text : new_campaign_id();
+  identity.id = known ? known->get<std::string>() : new_campaign_id();
   return identity;
 }
 
@@ -46,13 +46,10 @@ void write_campaign_identity(const CampaignSpec& s, const CampaignIdentity& iden
   const std::string file = campaign_file(s).string();
   if (!identity.existing) {
     write_file_atomically(file, campaign_json(s, identity.id, source_commit(), machine_description(), utc_now()));
-  } else if (!identity.existing->find("campaign_id")) {  // its records were checked by their cases
-    Json with_id = *identity.existing;
-    Json id;
-    id.type = Json::Type::string;
-    id.text = identity.id;
-    with_id.members.emplace_back("campaign_id", std::move(id));
-    write_file_atomically(file, to_json_text(with_id, false) + "\n");
+  } else if (!json::find(*identity.existing, "campaign_id")) {  // its records were checked by their cases
+    json::Value with_id = *identity.existing;
+    with_id["campaign_id"] = identity.id;  // appended: the members before keep their order
+    write_file_atomically(file, json::write(with_id, json::indented()) + "\n");
   }
 }
 

@@ -12,7 +12,7 @@
 namespace flashproof::fuzz {
 
 struct CampaignIdentity {
-  std::optional<Json> existing;  // the directory's campaign.json; nullopt for a new campaign
+  std::optional<json::Value> existing;  // the directory's campaign.json; nullopt for a new campaign
   std::string id;                // its campaign_id, or a new random one
 };
 

@@ -1,6 +1,5 @@
 #include "fuzz/campaign_meta.h"
 
-#include <sstream>
 #include <stdexcept>
 
 namespace flashproof::fuzz {
@@ -12,52 +11,50 @@ const char* direction_name(GeneratorSettings::Direction d) {
 
 }  // namespace
 
-std::string parameters_json(const CampaignSpec& s) {
-  std::ostringstream o;
-  o << "{\"seed\": \"" << s.generator.seed << "\", \"impls\": [";
-  for (std::size_t i = 0; i < s.impls.size(); ++i) o << (i ? ", " : "") << json_quote(s.impls[i]);
-  o << "], \"dtypes\": [";
-  for (std::size_t i = 0; i < s.generator.dtypes.size(); ++i) o << (i ? ", " : "") << json_quote(dtype_name(s.generator.dtypes[i]));
-  o << "], \"cases\": " << (s.cases ? std::to_string(*s.cases) : "null")
-    << ", \"minutes\": " << (s.minutes ? json_number(*s.minutes) : "null")
-    << ", \"backward\": " << json_quote(direction_name(s.generator.direction))
-    << ", \"max_seqlen\": " << s.generator.max_seqlen << ", \"max_work\": " << s.generator.max_work
-    << ", \"shard\": {\"index\": " << s.shard.index << ", \"count\": " << s.shard.count << "}";
+json::Value campaign_parameters(const CampaignSpec& s) {
+  json::Value p = json::Value::object();
+  p["seed"] = std::to_string(s.generator.seed);  // a string: readers that turn numbers into doubles keep it
+  p["impls"] = s.impls;
+  json::Value& dtypes = p["dtypes"] = json::Value::array();
+  for (DType d : s.generator.dtypes) dtypes.push_back(dtype_name(d));
+  p["cases"] = s.cases ? json::Value(*s.cases) : json::Value(nullptr);
+  p["minutes"] = s.minutes ? json::Value(*s.minutes) : json::Value(nullptr);
+  p["backward"] = direction_name(s.generator.direction);
+  p["max_seqlen"] = s.generator.max_seqlen;
+  p["max_work"] = s.generator.max_work;
+  p["shard"] = {{"index", s.shard.index}, {"count", s.shard.count}};
   // Written only when not the defaults, so that a default campaign's campaign.json is what it was
   // before profiles existed and its directories still resume.
-  if (s.generator.profile != Profile::standard) o << ", \"profile\": " << json_quote(profile_name(s.generator.profile));
-  if (const std::int64_t sample = campaign_sample(s); sample != 0) o << ", \"sample\": " << sample;
-  o << "}";
-  return o.str();
+  if (s.generator.profile != Profile::standard) p["profile"] = profile_name(s.generator.profile);
+  if (const std::int64_t sample = campaign_sample(s); sample != 0) p["sample"] = sample;
+  return p;
 }
+
+std::string parameters_json(const CampaignSpec& s) { return json::write(campaign_parameters(s)); }
 
 std::string campaign_json(const CampaignSpec& s, const std::string& id, const std::string& commit,
                           const std::string& machine, const std::string& started) {
-  return "{\n  \"format\": \"flashproof-campaign\",\n  \"version\": 1,\n  \"campaign_id\": " + json_quote(id) +
-         ",\n  \"parameters\": " + parameters_json(s) + ",\n  \"commit\": " + json_quote(commit) +
-         ",\n  \"machine\": " + json_quote(machine) + ",\n  \"started\": " + json_quote(started) + "\n}\n";
+  const json::Value campaign = {{"format", "flashproof-campaign"}, {"version", 1},       {"campaign_id", id},
+                                {"parameters", campaign_parameters(s)}, {"commit", commit}, {"machine", machine},
+                                {"started", started}};
+  return json::write(campaign, json::top_lines()) + "\n";
 }
 
-bool same_json(const Json& a, const Json& b) {
-  if (a.type != b.type || a.boolean != b.boolean || a.text != b.text || a.items.size() != b.items.size() ||
-      a.members.size() != b.members.size())
-    return false;
-  for (std::size_t i = 0; i < a.items.size(); ++i)
-    if (!same_json(a.items[i], b.items[i])) return false;
-  for (std::size_t i = 0; i < a.members.size(); ++i)
-    if (a.members[i].first != b.members[i].first || !same_json(a.members[i].second, b.members[i].second)) return false;
-  return true;
+bool same_json(const json::Value& a, const json::Value& b) {
+  // The one-line text with 17 digits tells every difference but an integer's from a float of the
+  // same value, and does not depend on which of nlohmann's integer types holds a number.
+  return json::write(a) == json::write(b);
 }
 
-Json check_campaign_json(std::string_view text, const CampaignSpec& s, const std::string& file) {
-  Json existing;
+json::Value check_campaign_json(std::string_view text, const CampaignSpec& s, const std::string& file) {
+  json::Value existing;
   try {
-    existing = parse_json(text);
+    existing = json::parse(text);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(file + ": " + e.what());
   }
-  const Json* theirs = existing.find("parameters");
-  if (theirs == nullptr || !same_json(*theirs, parse_json(parameters_json(s))))
+  const json::Value* theirs = json::find(existing, "parameters");
+  if (theirs == nullptr || !same_json(*theirs, campaign_parameters(s)))
     throw std::invalid_argument(s.out + " holds another campaign's results (its campaign.json differs in seed, "
                                 "implementations, dtypes, budget, limits, shard, profile or sample); use another --out");
   return existing;

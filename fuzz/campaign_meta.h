@@ -12,19 +12,22 @@
 namespace flashproof::fuzz {
 
 // campaign.json's "parameters": what identifies the campaign; a resumed run must match it exactly.
+json::Value campaign_parameters(const CampaignSpec& s);
+// The same, as its one line of campaign.json.
 std::string parameters_json(const CampaignSpec& s);
 
-// campaign.json's text for a new campaign: format, version, id, parameters_json(s), and where and
-// when it started (run_provenance.h), which no reader compares.
+// campaign.json's text for a new campaign: format, version, id, campaign_parameters(s), and where
+// and when it started (run_provenance.h), which no reader compares.
 std::string campaign_json(const CampaignSpec& s, const std::string& id, const std::string& commit,
                           const std::string& machine, const std::string& started);
 
-// The same JSON value: same types, texts (numbers compare as written), items and members in order.
-bool same_json(const Json& a, const Json& b);
+// The same JSON value: same kinds of value, strings, numbers (an integer and a float of the same
+// value are the same number), items and members in order.
+bool same_json(const json::Value& a, const json::Value& b);
 
 // campaign.json's text (read from `file`), checked to describe the campaign of s: its "parameters"
-// are parameters_json(s). Throws std::invalid_argument (one line) when the text is not JSON ("FILE:
-// invalid JSON ...") or describes another campaign.
-Json check_campaign_json(std::string_view text, const CampaignSpec& s, const std::string& file);
+// are campaign_parameters(s). Throws std::invalid_argument (one line) when the text is not JSON
+// ("FILE: invalid JSON ...") or describes another campaign.
+json::Value check_campaign_json(std::string_view text, const CampaignSpec& s, const std::string& file);
 
 }  // namespace flashproof::fuzz

@@ -11,10 +11,12 @@ namespace flashproof::fuzz {
 namespace fs = std::filesystem;
 
 void write_end_marker(const CampaignSpec& s, std::uint64_t records) {
-  write_file_atomically((fs::path(s.out) / "ended.json").string(),
-                        "{\"format\": \"flashproof-campaign-end\", \"version\": 1, \"ended\": " + json_quote(utc_now()) +
-                            ", \"records\": " + std::to_string(records) + ", \"why\": " +
-                            json_quote(s.cases ? "every case of the shard ran" : "the --minutes ran out") + "}\n");
+  const json::Value ended = {{"format", "flashproof-campaign-end"},
+                             {"version", 1},
+                             {"ended", utc_now()},
+                             {"records", records},
+                             {"why", s.cases ? "every case of the shard ran" : "the --minutes ran out"}};
+  write_file_atomically((fs::path(s.out) / "ended.json").string(), json::write(ended) + "\n");
 }
 
 void remove_end_marker(const CampaignSpec& s) {

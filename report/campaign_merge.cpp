@@ -20,45 +20,45 @@ constexpr std::size_t kSkipMessagesPerInput = 3;
 
 using RecordKey = std::tuple<std::string, long long, std::string, std::string>;
 
-Json read_campaign_json(const fs::path& dir, std::vector<std::string>& warnings) {
+json::Value read_campaign_json(const fs::path& dir, std::vector<std::string>& warnings) {
   const fs::path path = dir / "campaign.json";
   std::ifstream in(path);
   if (!in) {
     warnings.push_back(path.string() + ": missing; going on without the campaign's parameters");
-    return Json{};
+    return nullptr;
   }
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    return parse_json(text.str());
+    return json::parse(text.str());
   } catch (const std::invalid_argument& e) {
     warnings.push_back(path.string() + ": " + e.what() + "; ignored");
-    return Json{};
+    return nullptr;
   }
 }
 
 // ended.json (fuzz/campaign.cpp, write_end_marker). Only asked of inputs with a campaign.json: one
 // without has been warned about already.
-Json read_end_marker(const fs::path& dir, const Json& campaign, std::vector<std::string>& warnings) {
-  if (campaign.type == Json::Type::null) return Json{};
+json::Value read_end_marker(const fs::path& dir, const json::Value& campaign, std::vector<std::string>& warnings) {
+  if (campaign.is_null()) return nullptr;
   const fs::path path = dir / "ended.json";
   std::ifstream in(path);
   if (!in) {
     warnings.push_back(dir.string() +
                        ": no ended.json: the campaign was killed, is still running, or predates end "
                        "markers; the report holds the cases it had finished");
-    return Json{};
+    return nullptr;
   }
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    Json ended = parse_json(text.str());
-    if (read_string(ended.find("format")) == "flashproof-campaign-end") return ended;
+    json::Value ended = json::parse(text.str());
+    if (read_string(json::find(ended, "format")) == "flashproof-campaign-end") return ended;
     warnings.push_back(path.string() + ": not a campaign end marker; ignored");
   } catch (const std::invalid_argument& e) {
     warnings.push_back(path.string() + ": " + e.what() + "; ignored");
   }
-  return Json{};
+  return nullptr;
 }
 
 // One warning per campaign (seed and shard count, from campaign.json) whose shards are not all
@@ -66,10 +66,10 @@ Json read_end_marker(const fs::path& dir, const Json& campaign, std::vector<std:
 void warn_about_missing_shards(MergedCampaigns& merged) {
   std::map<std::pair<std::string, long long>, std::set<long long>> shards;
   for (const CampaignInput& in : merged.inputs) {
-    const Json* shard = campaign_parameter(in.campaign, "shard");
-    if (shard == nullptr || shard->type != Json::Type::object) continue;
-    const long long index = shard->find("index") ? shard->find("index")->integer(-1) : -1;
-    const long long count = shard->find("count") ? shard->find("count")->integer(-1) : -1;
+    const json::Value* shard = campaign_parameter(in.campaign, "shard");
+    if (shard == nullptr || !shard->is_object()) continue;
+    const long long index = read_integer(json::find(*shard, "index")).value_or(-1);
+    const long long count = read_integer(json::find(*shard, "count")).value_or(-1);
     if (count < 2 || index < 0 || index >= count) continue;
     shards[{read_string(campaign_parameter(in.campaign, "seed")), count}].insert(index);
   }
@@ -101,16 +101,17 @@ void read_cases(const fs::path& dir, CampaignInput& input, std::set<RecordKey>& 
   const std::string seed = read_string(campaign_parameter(input.campaign, "seed"));
   // A campaign names itself in campaign.json and in each record; a record naming
   // another campaign (a cases.jsonl copied between directories) is not this directory's.
-  const Json* id = input.campaign.type == Json::Type::object ? input.campaign.find("campaign_id") : nullptr;
+  const json::Value* id = json::find(input.campaign, "campaign_id");
   std::string line;
   for (std::size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      const Json j = parse_json(line);
-      if (const Json* theirs = j.type == Json::Type::object ? j.find("campaign_id") : nullptr;
-          id != nullptr && theirs != nullptr && (theirs->type != id->type || theirs->text != id->text))
-        throw std::invalid_argument("a record of campaign " + shown(theirs->text) + ", not of this directory's " +
-                                    shown(id->text));
+      const json::Value j = json::parse(line);
+      // Of another type (the number 5, the string "5"; 5 and 5.0) or value: another campaign's.
+      if (const json::Value* theirs = json::find(j, "campaign_id");
+          id != nullptr && theirs != nullptr && (theirs->type() != id->type() || *theirs != *id))
+        throw std::invalid_argument("a record of campaign " + shown(scalar_text(theirs)) +
+                                    ", not of this directory's " + shown(scalar_text(id)));
       FuzzRecord r = fuzz_record_from_json(j);
       r.source = input.dir;
       if (r.campaign_seed.empty()) r.campaign_seed = seed;
@@ -136,10 +137,9 @@ void read_cases(const fs::path& dir, CampaignInput& input, std::set<RecordKey>& 
 
 }  // namespace
 
-const Json* campaign_parameter(const Json& campaign, std::string_view key) {
-  if (const Json* v = campaign.find(key)) return v;
-  const Json* parameters = campaign.find("parameters");
-  return parameters != nullptr ? parameters->find(key) : nullptr;
+const json::Value* campaign_parameter(const json::Value& campaign, std::string_view key) {
+  if (const json::Value* v = json::find(campaign, key)) return v;
+  return member(json::find(campaign, "parameters"), key);
 }
 
 std::size_t MergedCampaigns::skipped_lines() const {

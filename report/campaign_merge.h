@@ -14,10 +14,10 @@ namespace flashproof::report {
 
 struct CampaignInput {
   std::string dir;
-  Json campaign;                  // campaign.json; null when missing or unreadable
+  json::Value campaign;           // campaign.json; null when missing or unreadable
   // ended.json, which a campaign writes when it ends by itself; null when absent (killed or still
   // running) or unreadable.
-  Json ended;
+  json::Value ended;
   std::size_t records = 0;        // records kept from this input
   std::size_t skipped_lines = 0;  // lines that are not a valid record (e.g. a truncated last one)
   std::size_t duplicates = 0;     // records whose key an earlier line or input already had
@@ -45,6 +45,6 @@ MergedCampaigns merge_campaigns(const std::vector<std::string>& dirs);
 
 // A campaign parameter of campaign.json ("seed", "shard", ...): a top-level member, or one of its
 // "parameters" object; nullptr when absent.
-const Json* campaign_parameter(const Json& campaign, std::string_view key);
+const json::Value* campaign_parameter(const json::Value& campaign, std::string_view key);
 
 }  // namespace flashproof::report

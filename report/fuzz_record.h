@@ -36,7 +36,7 @@ struct FuzzRecord {
   long long seqlen_k = -1, head_dim = -1;  // -1 when unknown
   std::optional<double> logit_scale;
   bool in_domain = true;              // record.in_domain (true for a crash, which has no record)
-  Json case_file;                     // the "case" member: a case file object (null when absent)
+  json::Value case_file;              // the "case" member: a case file object (null when absent)
   std::vector<TensorResult> tensors;  // empty for a crash
   std::string error, failure_file, replay;
 
@@ -46,6 +46,6 @@ struct FuzzRecord {
 };
 
 // The record in one parsed line; throws std::invalid_argument saying why it is not one.
-FuzzRecord fuzz_record_from_json(const Json& line);
+FuzzRecord fuzz_record_from_json(const json::Value& line);
 
 }  // namespace flashproof::report

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "core/json.h"
 #include "report/html_page.h"
 #include "report/results_json.h"
 #include "report/summary_markdown.h"
@@ -39,10 +40,12 @@ void write_report_files(const Report& report, const std::string& out_dir) {
     throw std::invalid_argument("cannot create " + (out / "cases").string() + ": " + ec.message());
   for (const DtypeReport& d : report.dtypes)
     for (const ListedWorstCase& w : d.worst)
-      if (!w.case_file.empty())
-        write_file(out / w.case_file,
-                   to_json_text(report.merged.records[w.worst.record].case_file, false) + "\n");
-  write_file(out / "results.json", to_json_text(results_json(report), false) + "\n");
+      if (!w.case_file.empty()) {
+        // Laid out as the case-file writer lays it out, numbers as it writes them (%.17g).
+        const json::Value& case_file = report.merged.records[w.worst.record].case_file;
+        write_file(out / w.case_file, json::write(case_file, json::indented(json::Digits::g17)) + "\n");
+      }
+  write_file(out / "results.json", json::write(results_json(report), results_layout()) + "\n");
   write_file(out / "summary.md", summary_markdown(report));
   write_file(out / "index.html", html_page(report));
 }

@@ -40,7 +40,7 @@ Report build_report(MergedCampaigns merged, const std::string& out_dir) {
     for (const WorstCase& w : worst_cases(merged.records, stats.dtype, kWorstCasesPerDtype)) {
       ListedWorstCase listed{w, "", ""};
       const FuzzRecord& r = merged.records[w.record];
-      if (r.case_file.type == Json::Type::object) {
+      if (r.case_file.is_object()) {
         const std::string name = unique_case_file_name(r, taken);
         listed.case_file = "cases/" + name;
         const auto path = std::filesystem::path(out_dir) / "cases" / name;

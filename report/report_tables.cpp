@@ -25,12 +25,12 @@ std::string failure_what(const FuzzRecord& r) {
 }
 
 // campaign.json's shard as "i/n"; "-" when unknown.
-std::string shard_text(const Json& campaign) {
-  const Json* shard = campaign_parameter(campaign, "shard");
-  const Json* index = shard != nullptr ? shard->find("index") : nullptr;
-  const Json* of = shard != nullptr ? shard->find("count") : nullptr;
+std::string shard_text(const json::Value& campaign) {
+  const json::Value* shard = campaign_parameter(campaign, "shard");
+  const json::Value* index = member(shard, "index");
+  const json::Value* of = member(shard, "count");
   if (index == nullptr || of == nullptr) return "-";
-  return std::to_string(index->integer()) + "/" + std::to_string(of->integer());
+  return std::to_string(read_integer(index).value_or(0)) + "/" + std::to_string(read_integer(of).value_or(0));
 }
 
 }  // namespace
@@ -47,13 +47,13 @@ Table inputs_table(const Report& report) {
                   {Column::code, Column::text, Column::text, Column::number, Column::alert_count,
                    Column::number, Column::text});
   for (const CampaignInput& in : report.merged.inputs) {
-    const Json* seed = campaign_parameter(in.campaign, "seed");
+    const json::Value* seed = campaign_parameter(in.campaign, "seed");
     // When the campaign ended by itself (ended.json), else "no": killed or still running ("-"
     // without a campaign.json, which says nothing either way).
-    const std::string ended = in.ended.type != Json::Type::null ? read_string(in.ended.find("ended"), "yes")
-                              : in.campaign.type != Json::Type::null ? "no"
-                                                                      : "-";
-    t.rows.push_back({in.dir, seed != nullptr ? seed->text : "-", shard_text(in.campaign),
+    const std::string ended = !in.ended.is_null()      ? read_string(json::find(in.ended, "ended"), "yes")
+                              : !in.campaign.is_null() ? "no"
+                                                       : "-";
+    t.rows.push_back({in.dir, seed != nullptr ? scalar_text(seed) : "-", shard_text(in.campaign),
                       count(in.records), count(in.skipped_lines), count(in.duplicates), ended});
   }
   return t;

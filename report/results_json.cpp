@@ -1,160 +1,181 @@
 #include "report/results_json.h"
 
-#include "report/json_values.h"
+#include <cstdint>
+#include <optional>
+#include <utility>
 
 namespace flashproof::report {
 namespace {
 
 // A count as a JSON integer.
 template <class N>
-Json count(N n) {
-  return json_integer(static_cast<long long>(n));
+json::Value count(N n) {
+  return static_cast<std::int64_t>(n);
 }
 
+// An optional number: null when absent.
+json::Value number(std::optional<double> x) { return x ? json::Value(*x) : json::Value(nullptr); }
+
 // The pass / fail / out-of-domain / not-judged counts every level of results.json carries.
-Json& add_verdicts(Json& j, const char* key, std::size_t pass, std::size_t fail, std::size_t out_of_domain,
-                   std::size_t not_judged) {
-  Json& v = add(j, key, json_object());
-  add(v, "pass", count(pass));
-  add(v, "fail", count(fail));
-  add(v, "out-of-domain", count(out_of_domain));
-  add(v, "not-judged", count(not_judged));
+json::Value verdicts(std::size_t pass, std::size_t fail, std::size_t out_of_domain, std::size_t not_judged) {
+  json::Value v = json::Value::object();
+  v["pass"] = count(pass);
+  v["fail"] = count(fail);
+  v["out-of-domain"] = count(out_of_domain);
+  v["not-judged"] = count(not_judged);
   return v;
 }
 
-Json distribution_json(const Distribution& d) {
-  Json j = json_object();
-  add(j, "cases", count(d.count));
-  add(j, "max", json_number(d.max));
-  add(j, "p50", json_number(d.p50));
-  add(j, "p99", json_number(d.p99));
+json::Value distribution_json(const Distribution& d) {
+  json::Value j = json::Value::object();
+  j["cases"] = count(d.count);
+  j["max"] = number(d.max);
+  j["p50"] = number(d.p50);
+  j["p99"] = number(d.p99);
   return j;
 }
 
-Json histogram_json(const BoundHistogram& h) {
-  Json j = json_object();
-  add(j, "cases", count(h.count));
-  add(j, "max", json_number(h.max));
-  Json& buckets = add(j, "buckets", json_array());
+json::Value histogram_json(const BoundHistogram& h) {
+  json::Value j = json::Value::object();
+  j["cases"] = count(h.count);
+  j["max"] = number(h.max);
+  json::Value buckets = json::Value::array();
   for (std::size_t b = 0; b < kBoundBuckets; ++b) {
-    Json& bucket = push(buckets, json_object());
-    add(bucket, "from", json_number(bound_bucket_from(b)));
-    add(bucket, "to", json_number(bound_bucket_to(b)));
-    add(bucket, "cases", count(h.counts[b]));
+    json::Value bucket = json::Value::object();
+    bucket["from"] = bound_bucket_from(b);
+    bucket["to"] = bound_bucket_to(b);
+    bucket["cases"] = count(h.counts[b]);
+    buckets.push_back(std::move(bucket));
   }
+  j["buckets"] = std::move(buckets);
   return j;
 }
 
-Json ratio_json(const CaseRatio& r) {
+json::Value ratio_json(const CaseRatio& r) {
   const Distribution d = r.summary();
-  Json j = json_object();
-  add(j, "cases", count(d.count));
-  add(j, "skipped", count(r.skipped));
-  add(j, "median", json_number(d.p50));
-  add(j, "max", json_number(d.max));
+  json::Value j = json::Value::object();
+  j["cases"] = count(d.count);
+  j["skipped"] = count(r.skipped);
+  j["median"] = number(d.p50);
+  j["max"] = number(d.max);
   return j;
 }
 
-Json tensor_json(const TensorStats& t) {
-  Json j = json_object();
-  add(j, "name", json_string(t.name));
-  add(j, "cases", count(t.cases));
-  add_verdicts(j, "verdicts", t.pass, t.fail, t.out_of_domain, t.not_judged);
-  add(j, "regression", count(t.regression));
-  add(j, "max_ulps", distribution_json(t.ulps));
-  add(j, "max_rel", distribution_json(t.rel));
-  add(j, "error_over_bound", histogram_json(t.error_over_bound));
-  add(j, "unbounded", count(t.unbounded));
-  add(j, "baseline_ratio", ratio_json(t.baseline_ratio));
-  add(j, "regression_margin", ratio_json(t.regression_margin));
+json::Value tensor_json(const TensorStats& t) {
+  json::Value j = json::Value::object();
+  j["name"] = t.name;
+  j["cases"] = count(t.cases);
+  j["verdicts"] = verdicts(t.pass, t.fail, t.out_of_domain, t.not_judged);
+  j["regression"] = count(t.regression);
+  j["max_ulps"] = distribution_json(t.ulps);
+  j["max_rel"] = distribution_json(t.rel);
+  j["error_over_bound"] = histogram_json(t.error_over_bound);
+  j["unbounded"] = count(t.unbounded);
+  j["baseline_ratio"] = ratio_json(t.baseline_ratio);
+  j["regression_margin"] = ratio_json(t.regression_margin);
   return j;
 }
 
-Json impl_json(const ImplStats& s) {
-  Json j = json_object();
-  add(j, "impl", json_string(s.impl));
-  add(j, "cases", count(s.cases));
-  add(add_verdicts(j, "status", s.pass, s.fail, s.out_of_domain, s.not_judged), "crash", count(s.crash));
-  add(j, "not_in_domain", count(s.not_in_domain));
-  Json& tensors = add(j, "tensors", json_array());
-  for (const TensorStats& t : s.tensors) push(tensors, tensor_json(t));
+json::Value impl_json(const ImplStats& s) {
+  json::Value j = json::Value::object();
+  j["impl"] = s.impl;
+  j["cases"] = count(s.cases);
+  j["status"] = verdicts(s.pass, s.fail, s.out_of_domain, s.not_judged);
+  j["status"]["crash"] = count(s.crash);
+  j["not_in_domain"] = count(s.not_in_domain);
+  json::Value tensors = json::Value::array();
+  for (const TensorStats& t : s.tensors) tensors.push_back(tensor_json(t));
+  j["tensors"] = std::move(tensors);
   return j;
 }
 
 // What identifies a record in the listings: where it came from and which case it is.
-Json record_identity(const FuzzRecord& r) {
-  Json j = json_object();
-  add(j, "impl", json_string(r.impl));
-  add(j, "campaign_seed", json_string(r.campaign_seed));
-  add(j, "index", json_integer(r.index));
-  add(j, "status", json_string(r.status));
-  add(j, "kind", json_string(r.kind));
-  add(j, "source", json_string(r.source));
+json::Value record_identity(const FuzzRecord& r) {
+  json::Value j = json::Value::object();
+  j["impl"] = r.impl;
+  j["campaign_seed"] = r.campaign_seed;
+  j["index"] = count(r.index);
+  j["status"] = r.status;
+  j["kind"] = r.kind;
+  j["source"] = r.source;
   return j;
 }
 
-Json worst_json(const ListedWorstCase& w, const FuzzRecord& r) {
-  Json j = record_identity(r);
-  add(j, "tensor", json_string(w.worst.tensor));
-  add(j, "error_over_bound", json_number(w.worst.error_over_bound));
-  add(j, "max_ulps", json_number(w.worst.max_ulps));
-  add(j, "case_file", json_string(w.case_file));
-  add(j, "replay", json_string(w.replay));
+json::Value worst_json(const ListedWorstCase& w, const FuzzRecord& r) {
+  json::Value j = record_identity(r);
+  j["tensor"] = w.worst.tensor;
+  j["error_over_bound"] = w.worst.error_over_bound;
+  j["max_ulps"] = number(w.worst.max_ulps);
+  j["case_file"] = w.case_file;
+  j["replay"] = w.replay;
   return j;
 }
 
-Json failure_json(const FuzzRecord& r) {
-  Json j = record_identity(r);
-  Json& failed = add(j, "failed_tensors", json_array());
+json::Value failure_json(const FuzzRecord& r) {
+  json::Value j = record_identity(r);
+  json::Value failed = json::Value::array();
   for (const TensorResult& t : r.tensors)
-    if (t.verdict == "fail") push(failed, json_string(t.name));
-  add(j, "error", json_string(r.error));
-  add(j, "failure_file", json_string(r.failure_file));
-  add(j, "replay", json_string(r.replay));
+    if (t.verdict == "fail") failed.push_back(t.name);
+  j["failed_tensors"] = std::move(failed);
+  j["error"] = r.error;
+  j["failure_file"] = r.failure_file;
+  j["replay"] = r.replay;
   return j;
 }
 
-Json inputs_json(const MergedCampaigns& merged) {
-  Json inputs = json_array();
+json::Value inputs_json(const MergedCampaigns& merged) {
+  json::Value inputs = json::Value::array();
   for (const CampaignInput& in : merged.inputs) {
-    Json& j = push(inputs, json_object());
-    add(j, "dir", json_string(in.dir));
-    add(j, "campaign", in.campaign);
-    add(j, "ended", in.ended);
-    add(j, "records", count(in.records));
-    add(j, "skipped_lines", count(in.skipped_lines));
-    add(j, "duplicates", count(in.duplicates));
+    json::Value j = json::Value::object();
+    j["dir"] = in.dir;
+    j["campaign"] = in.campaign;
+    j["ended"] = in.ended;
+    j["records"] = count(in.records);
+    j["skipped_lines"] = count(in.skipped_lines);
+    j["duplicates"] = count(in.duplicates);
+    inputs.push_back(std::move(j));
   }
   return inputs;
 }
 
 }  // namespace
 
-Json results_json(const Report& report) {
+json::Value results_json(const Report& report) {
   const MergedCampaigns& merged = report.merged;
-  Json j = json_object();
-  add(j, "format", json_string("flashproof-report"));
-  add(j, "version", json_integer(1));
-  add(j, "inputs", inputs_json(merged));
-  add(j, "records", count(merged.records.size()));
-  add(j, "skipped_lines", count(merged.skipped_lines()));
-  add(j, "duplicates", count(merged.duplicates()));
-  Json& warnings = add(j, "warnings", json_array());
-  for (const std::string& w : merged.warnings) push(warnings, json_string(w));
-  Json& dtypes = add(j, "dtypes", json_array());
+  json::Value j = json::Value::object();
+  j["format"] = "flashproof-report";
+  j["version"] = 1;
+  j["inputs"] = inputs_json(merged);
+  j["records"] = count(merged.records.size());
+  j["skipped_lines"] = count(merged.skipped_lines());
+  j["duplicates"] = count(merged.duplicates());
+  j["warnings"] = merged.warnings;
+  json::Value dtypes = json::Value::array();
   for (const DtypeReport& d : report.dtypes) {
-    Json& dj = push(dtypes, json_object());
-    add(dj, "dtype", json_string(d.stats.dtype));
-    add(dj, "records", count(d.stats.records));
-    Json& impls = add(dj, "impls", json_array());
-    for (const ImplStats& s : d.stats.impls) push(impls, impl_json(s));
-    Json& worst = add(dj, "worst_cases", json_array());
-    for (const ListedWorstCase& w : d.worst)
-      push(worst, worst_json(w, merged.records[w.worst.record]));
-    Json& failed = add(dj, "failures", json_array());
-    for (std::size_t i : d.failures) push(failed, failure_json(merged.records[i]));
+    json::Value impls = json::Value::array(), worst = json::Value::array(), failed = json::Value::array();
+    for (const ImplStats& s : d.stats.impls) impls.push_back(impl_json(s));
+    for (const ListedWorstCase& w : d.worst) worst.push_back(worst_json(w, merged.records[w.worst.record]));
+    for (std::size_t i : d.failures) failed.push_back(failure_json(merged.records[i]));
+    json::Value dj = json::Value::object();
+    dj["dtype"] = d.stats.dtype;
+    dj["records"] = count(d.stats.records);
+    dj["impls"] = std::move(impls);
+    dj["worst_cases"] = std::move(worst);
+    dj["failures"] = std::move(failed);
+    dtypes.push_back(std::move(dj));
   }
+  j["dtypes"] = std::move(dtypes);
   return j;
+}
+
+json::Layout results_layout() {
+  json::Layout input = json::indented(json::Digits::shortest);
+  input.inner = {{"campaign", json::indented(json::Digits::g17)}, {"ended", json::indented(json::Digits::g17)}};
+  json::Layout inputs = json::indented(json::Digits::shortest);
+  inputs.inner = {{"*", input}};
+  json::Layout layout = json::indented(json::Digits::shortest);
+  layout.inner = {{"inputs", inputs}};
+  return layout;
 }
 
 }  // namespace flashproof::report

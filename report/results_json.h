@@ -6,6 +6,10 @@
 
 namespace flashproof::report {
 
-Json results_json(const Report& report);
+json::Value results_json(const Report& report);
+
+// How results.json is written: indented, the report's own numbers as their shortest round-trip
+// text, and each input's campaign.json and ended.json with %.17g, as the campaign wrote them.
+json::Layout results_layout();
 
 }  // namespace flashproof::report

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include <sys/wait.h>
@@ -39,14 +40,27 @@ fs::path fresh_dir(const std::string& name) {
   return d;
 }
 
-std::vector<Json> records(const fs::path& dir) {
-  std::vector<Json> out;
+std::vector<json::Value> records(const fs::path& dir) {
+  std::vector<json::Value> out;
   std::ifstream in(dir / "cases.jsonl");
-  for (std::string line; std::getline(in, line);) out.push_back(parse_json(line));
+  for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
   return out;
 }
 
-std::string text_of(const Json& j, const char* key) { return j.find(key) ? j.find(key)->text : ""; }
+// A member's text: a string's own, anything else as written; "" when absent.
+std::string text_of(const json::Value& j, const char* key) {
+  const json::Value* v = json::find(j, key);
+  return v == nullptr ? "" : v->is_string() ? v->get<std::string>() : json::write(*v);
+}
+
+// A member that must be there (the test fails at the first missing one).
+const json::Value& at(const json::Value& j, const char* key) {
+  const json::Value* v = json::find(j, key);
+  if (v == nullptr) throw std::runtime_error(std::string("no member ") + key);
+  return *v;
+}
+
+std::int64_t index_of(const json::Value& record) { return at(record, "index").get<std::int64_t>(); }
 
 CampaignSpec small_spec(const fs::path& dir, std::vector<std::string> impls, std::uint64_t cases) {
   CampaignSpec s;
@@ -373,10 +387,10 @@ TEST(Campaign, ASampledCampaignRecordsItsSampleAndResumes) {
   const CampaignResult first = run_campaign(s, quiet, false);
   EXPECT_EQ(first.run, 6u);
   EXPECT_EQ(first.fail + first.crash, 0u);
-  for (const Json& r : records(dir)) {
-    const Json& check = *r.find("case")->find("check");
-    EXPECT_EQ(check.find("sample")->integer(), 2);
-    EXPECT_NE(check.find("sample_seed")->text, "0");
+  for (const json::Value& r : records(dir)) {
+    const json::Value& check = at(at(r, "case"), "check");
+    EXPECT_EQ(at(check, "sample").get<std::int64_t>(), 2);
+    EXPECT_NE(text_of(check, "sample_seed"), "0");
   }
   std::ifstream meta(dir / "campaign.json");
   const std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
@@ -465,7 +479,8 @@ TEST(Campaign, ShardsTogetherRunExactlyTheUnshardedCases) {
   std::ostringstream quiet;
   run_campaign(small_spec(whole, {"naive"}, 23), quiet, false);
   std::map<std::uint64_t, std::string> expected;
-  for (const Json& r : records(whole)) expected[static_cast<std::uint64_t>(r.find("index")->integer())] = text_of(*r.find("case"), "seed") + text_of(*r.find("record"), "verdict");
+  for (const json::Value& r : records(whole))
+    expected[static_cast<std::uint64_t>(index_of(r))] = text_of(at(r, "case"), "seed") + text_of(at(r, "record"), "verdict");
   ASSERT_EQ(expected.size(), 23u);
   std::map<std::uint64_t, std::string> merged;
   std::size_t total = 0;
@@ -474,9 +489,9 @@ TEST(Campaign, ShardsTogetherRunExactlyTheUnshardedCases) {
     CampaignSpec s = small_spec(dir, {"naive"}, 23);
     s.shard = Shard{i, 3};
     run_campaign(s, quiet, false);
-    for (const Json& r : records(dir)) {
+    for (const json::Value& r : records(dir)) {
       ++total;
-      merged[static_cast<std::uint64_t>(r.find("index")->integer())] = text_of(*r.find("case"), "seed") + text_of(*r.find("record"), "verdict");
+      merged[static_cast<std::uint64_t>(index_of(r))] = text_of(at(r, "case"), "seed") + text_of(at(r, "record"), "verdict");
     }
   }
   EXPECT_EQ(total, 23u);  // no case twice
@@ -504,10 +519,10 @@ TEST(ResultsLog, DropsAnIncompleteLastLineAndResumes) {
   const CampaignResult r = run_campaign(spec, quiet, false);
   EXPECT_EQ(r.resumed, 8u);
   EXPECT_EQ(r.run, 4u);
-  const std::vector<Json> again = records(dir);
+  const std::vector<json::Value> again = records(dir);
   ASSERT_EQ(again.size(), 12u);
   std::set<long long> indices;
-  for (const Json& j : again) indices.insert(j.find("index")->integer());
+  for (const json::Value& j : again) indices.insert(index_of(j));
   EXPECT_EQ(indices.size(), 12u);
   const CampaignResult done = run_campaign(spec, quiet, false);  // nothing left
   EXPECT_EQ(done.run, 0u);
@@ -533,7 +548,7 @@ TEST(Campaign, CountsThePairsAnImplementationDoesNotRun) {
   std::ostringstream quiet;
   const CampaignResult r = run_campaign(s, quiet, false);
   std::uint64_t fa2_records = 0, fp32_cases = 0;
-  for (const Json& rec : records(dir)) fa2_records += text_of(rec, "impl") == "fa2";
+  for (const json::Value& rec : records(dir)) fa2_records += text_of(rec, "impl") == "fa2";
   for (std::uint64_t i = 0; i < 10; ++i) fp32_cases += campaign_case(s, i, "fa2").problem.dtype == DType::fp32;
   ASSERT_GT(fp32_cases, 0u);
   EXPECT_EQ(r.unsupported.count("naive"), 0u);
@@ -596,9 +611,9 @@ TEST(Campaign, CrashesAreRecordedShrunkAndTheCampaignGoesOn) {
   const CampaignResult r = run_campaign(s, quiet, false);
   std::map<std::string, int> crashes;
   int naive = 0;
-  for (const Json& j : records(dir)) {
+  for (const json::Value& j : records(dir)) {
     const std::string impl = text_of(j, "impl"), status = text_of(j, "status");
-    const std::int64_t sq = j.find("case")->find("seqlen_q")->integer();
+    const std::int64_t sq = at(at(j, "case"), "seqlen_q").get<std::int64_t>();
     if (impl == "naive") {
       EXPECT_EQ(text_of(j, "where"), "host");  // the check record's, carried to the top
       ++naive;
@@ -614,7 +629,7 @@ TEST(Campaign, CrashesAreRecordedShrunkAndTheCampaignGoesOn) {
     if (impl == "test-hang") {
       EXPECT_EQ(error.find("deadlock"), std::string::npos) << error;
     }
-    EXPECT_EQ(j.find("record")->type, Json::Type::null);
+    EXPECT_TRUE(at(j, "record").is_null());
     // Shrunk to the boundary: the saved case has seqlen_q = 4 and one of everything else.
     const CaseFile saved = read_case_file((dir / text_of(j, "failure_file")).string());
     EXPECT_EQ(saved.c.problem.seqlen_q, 4) << impl;
@@ -634,23 +649,23 @@ TEST(Campaign, CrashesAreRecordedShrunkAndTheCampaignGoesOn) {
 TEST(Campaign, SharingACaseAmongImplementationsChangesNoRecord) {
   register_test_implementations();
   const std::vector<std::string> impls = {"naive", "naive-flawed:mask-off-by-one"};
-  const auto essence = [](const Json& j) {  // verdict and every metric, without timings and paths
-    std::string s = text_of(j, "status") + "|" + to_json_text(*j.find("logit_scale"), true);
-    if (const Json* rec = j.find("record"); rec && rec->type != Json::Type::null)
-      s += "|" + to_json_text(*rec->find("tensors"), true) + "|" + text_of(*rec, "domain_note");
+  const auto essence = [](const json::Value& j) {  // verdict and every metric, without timings and paths
+    std::string s = text_of(j, "status") + "|" + text_of(j, "logit_scale");
+    if (const json::Value* rec = json::find(j, "record"); rec && !rec->is_null())
+      s += "|" + text_of(*rec, "tensors") + "|" + text_of(*rec, "domain_note");
     return s;
   };
   const fs::path shared = fresh_dir("shared");
   std::ostringstream quiet;
   run_campaign(small_spec(shared, impls, 10), quiet, false);
   std::map<std::pair<std::uint64_t, std::string>, std::string> together, apart;
-  for (const Json& j : records(shared))
-    together[{static_cast<std::uint64_t>(j.find("index")->integer()), text_of(j, "impl")}] = essence(j);
+  for (const json::Value& j : records(shared))
+    together[{static_cast<std::uint64_t>(index_of(j)), text_of(j, "impl")}] = essence(j);
   for (const std::string& impl : impls) {
     const fs::path dir = fresh_dir("alone");
     run_campaign(small_spec(dir, {impl}, 10), quiet, false);
-    for (const Json& j : records(dir))
-      apart[{static_cast<std::uint64_t>(j.find("index")->integer()), impl}] = essence(j);
+    for (const json::Value& j : records(dir))
+      apart[{static_cast<std::uint64_t>(index_of(j)), impl}] = essence(j);
   }
   EXPECT_EQ(together.size(), 20u);
   EXPECT_EQ(together, apart);
@@ -665,10 +680,10 @@ TEST(Campaign, FailuresAreShrunkAndReplayExactly) {
   std::ostringstream quiet;
   const CampaignResult r = run_campaign(s, quiet, false);
   ASSERT_GT(r.fail, 0u);
-  for (const Json& j : records(dir)) {
+  for (const json::Value& j : records(dir)) {
     if (text_of(j, "status") != "fail") continue;
     const CaseFile saved = read_case_file((dir / text_of(j, "failure_file")).string());
-    const Problem& original = campaign_case(s, static_cast<std::uint64_t>(j.find("index")->integer()), "x").problem;
+    const Problem& original = campaign_case(s, static_cast<std::uint64_t>(index_of(j)), "x").problem;
     EXPECT_LE(saved.c.problem.seqlen_q * saved.c.problem.seqlen_k * saved.c.problem.head_dim * saved.c.problem.heads_q * saved.c.problem.batch,
               original.seqlen_q * original.seqlen_k * original.head_dim * original.heads_q * original.batch);
     EXPECT_EQ(run_check(saved.c, saved.options).verdict, Verdict::fail) << saved.note;
@@ -797,9 +812,9 @@ TEST(Campaign, RefusesRecordsOfAnotherCampaign) {
     std::ifstream in(theirs / "cases.jsonl");
     std::ofstream out(other_seed / "cases.jsonl");
     for (std::string line; std::getline(in, line);) {
-      Json r = parse_json(line);
-      std::erase_if(r.members, [](const auto& m) { return m.first == "campaign_id"; });
-      out << to_json_text(r, true) << "\n";
+      json::Value r = json::parse(line);
+      r.erase("campaign_id");
+      out << json::write(r) << "\n";
     }
   }
   CampaignSpec other = small_spec(other_seed, {"naive"}, 4);
@@ -813,19 +828,18 @@ TEST(Campaign, RefusesRecordsOfAnotherCampaign) {
   // pose as the id.
   const fs::path numeric = fresh_dir("numeric_id");
   fs::create_directories(numeric);
-  const auto with_numeric_id = [](Json j) {
-    for (auto& [key, value] : j.members)
-      if (key == "campaign_id") value = parse_json("12345");
+  const auto with_numeric_id = [](json::Value j) {
+    if (j.contains("campaign_id")) j["campaign_id"] = 12345;
     return j;
   };
   {
     std::ifstream in(theirs / "cases.jsonl");
     std::ofstream out(numeric / "cases.jsonl");
-    for (std::string line; std::getline(in, line);) out << to_json_text(with_numeric_id(parse_json(line)), true) << "\n";
+    for (std::string line; std::getline(in, line);) out << json::write(with_numeric_id(json::parse(line))) << "\n";
     std::ifstream meta(theirs / "campaign.json");
     std::stringstream text;
     text << meta.rdbuf();
-    std::ofstream(numeric / "campaign.json") << to_json_text(with_numeric_id(parse_json(text.str())), false) << "\n";
+    std::ofstream(numeric / "campaign.json") << json::write(with_numeric_id(json::parse(text.str())), json::indented()) << "\n";
   }
   refused(small_spec(numeric, {"naive"}, 4), "campaign_id is not a string");
 }
@@ -843,9 +857,9 @@ TEST(Campaign, ADirectoryWithoutIdsResumes) {
     in.close();
     std::ofstream out(file, std::ios::trunc);
     const auto without_id = [](const std::string& t, bool one) {
-      Json j = parse_json(t);
-      std::erase_if(j.members, [](const auto& m) { return m.first == "campaign_id"; });
-      return to_json_text(j, one) + "\n";
+      json::Value j = json::parse(t);
+      j.erase("campaign_id");
+      return json::write(j, one ? json::one_line() : json::indented()) + "\n";
     };
     if (!lines) {
       out << without_id(text, false);
@@ -864,19 +878,20 @@ TEST(Campaign, ADirectoryWithoutIdsResumes) {
     std::ifstream before(dir / "campaign-before");
     std::stringstream old_text;
     old_text << before.rdbuf();
-    EXPECT_EQ(parse_json(old_text.str()).find("campaign_id"), nullptr);
+    EXPECT_EQ(json::find(json::parse(old_text.str()), "campaign_id"), nullptr);
   }
   EXPECT_EQ(r.resumed, 3u);
   EXPECT_EQ(r.run, 3u);
   std::ifstream in(dir / "campaign.json");
   std::stringstream text;
   text << in.rdbuf();
-  const Json campaign = parse_json(text.str());
-  const Json* id = campaign.find("campaign_id");
+  const json::Value campaign = json::parse(text.str());
+  const json::Value* id = json::find(campaign, "campaign_id");
   ASSERT_NE(id, nullptr);
-  const std::vector<Json> all = records(dir);
+  ASSERT_TRUE(id->is_string());
+  const std::vector<json::Value> all = records(dir);
   ASSERT_EQ(all.size(), 6u);
-  EXPECT_EQ(all[5].find("campaign_id")->text, id->text);
+  EXPECT_EQ(at(all[5], "campaign_id"), *id);
 }
 
 // campaign.json and ended.json are written whole: a new file renamed over the old, never the old

@@ -38,18 +38,26 @@ TEST(ProductionCampaign, EveryKindPassesSampledOverNaive) {
   int backward = 0, sampled = 0, records = 0;
   std::ifstream in(dir / "cases.jsonl");
   for (std::string line; std::getline(in, line);) {
-    const Json r = parse_json(line);
+    const json::Value r = json::parse(line);
+    const auto member = [&](const json::Value& j, const char* key) -> const json::Value& {
+      static const json::Value none;
+      const json::Value* v = json::find(j, key);
+      EXPECT_NE(v, nullptr) << key << " in " << line.substr(0, 400);
+      return v != nullptr ? *v : none;
+    };
+    const auto integer = [&](const json::Value& j, const char* key) {
+      return json::integer(member(j, key)).value_or(-1);
+    };
     ++records;
-    ++kinds[r.find("kind")->text];
-    ++statuses[r.find("status")->text];
-    const Json& c = *r.find("case");
-    backward += c.find("backward")->boolean;
-    EXPECT_EQ(c.find("check")->find("sample")->integer(), 64);
-    const Json* record = r.find("record");
-    ASSERT_TRUE(record != nullptr && record->type == Json::Type::object) << line.substr(0, 400);
-    sampled += record->find("reference")->find("sampled_rows") != nullptr;
-    const std::int64_t q = c.find("batch")->integer() * c.find("seqlen_q")->integer() * c.find("heads_q")->integer() *
-                           c.find("head_dim")->integer();
+    ++kinds[json::string(member(r, "kind")).value_or("?")];
+    ++statuses[json::string(member(r, "status")).value_or("?")];
+    const json::Value& c = member(r, "case");
+    backward += member(c, "backward") == true;
+    EXPECT_EQ(integer(member(c, "check"), "sample"), 64);
+    const json::Value& record = member(r, "record");
+    ASSERT_TRUE(record.is_object()) << line.substr(0, 400);
+    sampled += json::find(member(record, "reference"), "sampled_rows") != nullptr;
+    const std::int64_t q = integer(c, "batch") * integer(c, "seqlen_q") * integer(c, "heads_q") * integer(c, "head_dim");
     EXPECT_LE(q, kProductionMaxElements);
   }
   EXPECT_EQ(records, 12);

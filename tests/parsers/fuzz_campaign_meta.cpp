@@ -76,17 +76,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   // A resumed campaign.
   try {
-    const flashproof::Json j = flashproof::fuzz::check_campaign_json(text, campaign, "fuzz/campaign.json");
+    const flashproof::json::Value j = flashproof::fuzz::check_campaign_json(text, campaign, "fuzz/campaign.json");
     // What it accepts it accepts written back too (the campaign rewrites it when adding an id).
-    (void)flashproof::fuzz::check_campaign_json(flashproof::to_json_text(j, false), campaign, "again");
+    (void)flashproof::fuzz::check_campaign_json(flashproof::json::write(j, flashproof::json::indented()), campaign,
+                                                "again");
   } catch (const std::invalid_argument& e) {
     one_line(e);
   }
 
-  // The report. Text that is not JSON it ignores with parse_json's message (fuzz_json's part, and the
+  // The report. Text that is not JSON it ignores with json::parse's message (fuzz_json's part, and the
   // resumed campaign's above); the files cost, so only JSON goes on.
   try {
-    (void)flashproof::parse_json(text);
+    (void)flashproof::json::parse(text);
   } catch (const std::invalid_argument&) {
     return 0;
   }

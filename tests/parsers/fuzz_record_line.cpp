@@ -11,7 +11,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    (void)flashproof::report::fuzz_record_from_json(flashproof::parse_json(text));
+    (void)flashproof::report::fuzz_record_from_json(flashproof::json::parse(text));
   } catch (const std::invalid_argument& e) {
     if (std::string_view(e.what()).find('\n') != std::string_view::npos) __builtin_trap();
   }

@@ -18,15 +18,18 @@ namespace fs = std::filesystem;
 
 std::string quoted(const std::string& s) { return "\"" + s + "\""; }
 
+// x as the project's records write it: %.17g, a non-finite x as the string "inf", "-inf" or "nan".
+std::string g17(double x) { return json::write(json::Value(x)); }
+
 std::string case_seed(const RecordSpec& r) { return std::to_string(1000 + r.index); }
 
 bool has_backward(const RecordSpec& r) { return r.tensors.size() > 2; }
 
 std::string metrics(double ulps, double rel, double abs, long long nan_mismatch = 0) {
-  return "{\"count\": 320, \"max_abs\": " + json_number(abs) + ", \"max_rel\": " + json_number(rel) +
+  return "{\"count\": 320, \"max_abs\": " + g17(abs) + ", \"max_rel\": " + g17(rel) +
          ", \"rel_floor\": 0.00074467321940054, \"normwise_rel\": 0.00028375801335389861, "
          "\"max_ulps\": " +
-         json_number(ulps) +
+         g17(ulps) +
          ", \"nan_mismatch\": " + std::to_string(nan_mismatch) + ", \"inf_mismatch\": 0, \"above_tolerance\": 0, "
          "\"nonfinite_reference\": 0, \"worst_index\": [0, 13, 0, 4], \"worst_value\": "
          "1.0458984375, \"worst_reference\": 1.0464981624723484}";
@@ -34,7 +37,7 @@ std::string metrics(double ulps, double rel, double abs, long long nan_mismatch 
 
 std::string tensor(const TensorSpec& t) {
   return "{\"name\": " + quoted(t.name) + ", \"verdict\": " + quoted(t.verdict) +
-         ", \"tolerance\": " + json_number(t.tolerance) +
+         ", \"tolerance\": " + g17(t.tolerance) +
          ", \"max_reference_bound\": 2.0994975127877456e-15, "
          "\"beyond_range\": 0, \"overflow_as_inf\": 0, \"finite_beyond_range\": 0, "
          "\"regression_applies\": " + std::string(t.regression_applies ? "true" : "false") +
@@ -42,7 +45,7 @@ std::string tensor(const TensorSpec& t) {
          ", \"rigorous_bound\": {\"above\": 0, \"unbounded\": " + std::to_string(t.unbounded) + ", "
          "\"inf_within_bound\": 0, \"max_bound\": 0.0015059282413822277, "
          "\"max_error_over_bound\": " +
-         json_number(t.error_over_bound) +
+         g17(t.error_over_bound) +
          "}, \"reasons\": [], \"errors\": " + metrics(t.max_ulps, t.max_rel, t.max_abs) +
          ", \"baseline_errors\": " + metrics(t.max_ulps, t.max_rel, t.baseline_max_abs, t.baseline_nan) + "}";
 }
@@ -104,7 +107,7 @@ std::string record_line(const RecordSpec& r) {
   return "{\"format\": \"flashproof-fuzz-record\", \"version\": 1, " + campaign_seed +
          "\"index\": " + std::to_string(r.index) + ", \"impl\": " + quoted(r.impl) +
          ", \"where\": \"host\", \"status\": " + quoted(r.status) +
-         ", \"kind\": " + quoted(r.kind) + ", \"logit_scale\": " + json_number(r.logit_scale) +
+         ", \"kind\": " + quoted(r.kind) + ", \"logit_scale\": " + g17(r.logit_scale) +
          ", \"case\": " + case_text +
          ", \"record\": " + (r.status == "crash" ? std::string("null") : check_record(r)) +
          ", \"error\": " + quoted(r.error) + ", \"failure_file\": " + quoted(r.failure_file) +

@@ -33,27 +33,27 @@ TEST_F(StandardReport, MergesShardsCountingDuplicatesAndSkippedLines) {
   EXPECT_EQ(text_at(results, {"records"}), "14");
   EXPECT_EQ(text_at(results, {"duplicates"}), "1");
   EXPECT_EQ(text_at(results, {"skipped_lines"}), "1");
-  const Json& inputs = at(results, {"inputs"});
-  ASSERT_EQ(inputs.items.size(), 2u);
-  EXPECT_EQ(text_at(inputs.items[0], {"records"}), "6");
-  EXPECT_EQ(text_at(inputs.items[0], {"skipped_lines"}), "1");
-  EXPECT_EQ(text_at(inputs.items[0], {"duplicates"}), "0");
-  EXPECT_EQ(text_at(inputs.items[1], {"records"}), "8");
-  EXPECT_EQ(text_at(inputs.items[1], {"duplicates"}), "1");
-  EXPECT_EQ(text_at(inputs.items[1], {"campaign", "parameters", "seed"}), "42");
+  const json::Value& inputs = at(results, {"inputs"});
+  ASSERT_EQ(items(inputs).size(), 2u);
+  EXPECT_EQ(text_at(items(inputs)[0], {"records"}), "6");
+  EXPECT_EQ(text_at(items(inputs)[0], {"skipped_lines"}), "1");
+  EXPECT_EQ(text_at(items(inputs)[0], {"duplicates"}), "0");
+  EXPECT_EQ(text_at(items(inputs)[1], {"records"}), "8");
+  EXPECT_EQ(text_at(items(inputs)[1], {"duplicates"}), "1");
+  EXPECT_EQ(text_at(items(inputs)[1], {"campaign", "parameters", "seed"}), "42");
 }
 
 TEST_F(StandardReport, CountsVerdictsPerDtypeAndImplementation) {
   EXPECT_EQ(text_at(dtype_of(results, "fp16"), {"records"}), "10");
   EXPECT_EQ(text_at(dtype_of(results, "bf16"), {"records"}), "4");
-  const Json& naive = impl_of(results, "fp16", "naive");
+  const json::Value& naive = impl_of(results, "fp16", "naive");
   EXPECT_EQ(text_at(naive, {"cases"}), "5");
   EXPECT_EQ(text_at(naive, {"status", "pass"}), "4");
   EXPECT_EQ(text_at(naive, {"status", "fail"}), "0");
   EXPECT_EQ(text_at(naive, {"status", "out-of-domain"}), "1");
   EXPECT_EQ(text_at(naive, {"status", "crash"}), "0");
   EXPECT_EQ(text_at(naive, {"not_in_domain"}), "1");
-  const Json& fa2 = impl_of(results, "fp16", "fa2");
+  const json::Value& fa2 = impl_of(results, "fp16", "fa2");
   EXPECT_EQ(text_at(fa2, {"cases"}), "5");
   EXPECT_EQ(text_at(fa2, {"status", "pass"}), "1");
   EXPECT_EQ(text_at(fa2, {"status", "fail"}), "2");
@@ -62,7 +62,7 @@ TEST_F(StandardReport, CountsVerdictsPerDtypeAndImplementation) {
   EXPECT_EQ(text_at(fa2, {"not_in_domain"}), "2");  // the out-of-domain case and a fail (H)
   EXPECT_EQ(text_at(impl_of(results, "bf16", "fa2"), {"status", "pass"}), "2");
 
-  const Json& o = tensor_of(results, "fp16", "fa2", "O");
+  const json::Value& o = tensor_of(results, "fp16", "fa2", "O");
   EXPECT_EQ(text_at(o, {"cases"}), "4");  // the crash has no tensors
   EXPECT_EQ(text_at(o, {"verdicts", "pass"}), "1");
   EXPECT_EQ(text_at(o, {"verdicts", "fail"}), "2");
@@ -74,7 +74,7 @@ TEST_F(StandardReport, CountsVerdictsPerDtypeAndImplementation) {
 
 TEST_F(StandardReport, ErrorPercentilesAreOverCasesOfEachCasesLargestError) {
   // fp16 naive O over its judged cases A, C, G, N: ULPs 2, 0, 3, 1 (E is out of the domain).
-  const Json& naive_o = tensor_of(results, "fp16", "naive", "O");
+  const json::Value& naive_o = tensor_of(results, "fp16", "naive", "O");
   EXPECT_EQ(text_at(naive_o, {"max_ulps", "cases"}), "4");
   EXPECT_EQ(text_at(naive_o, {"max_ulps", "max"}), "3");
   EXPECT_EQ(text_at(naive_o, {"max_ulps", "p50"}), "1");  // nearest rank: 2nd of 4
@@ -83,7 +83,7 @@ TEST_F(StandardReport, ErrorPercentilesAreOverCasesOfEachCasesLargestError) {
   EXPECT_EQ(number_at(naive_o, {"max_rel", "p50"}), 5e-4);
   EXPECT_EQ(number_at(naive_o, {"max_rel", "p99"}), 1.5e-3);
   // fp16 fa2 O over B, H, I: ULPs 4, 8, inf; relative 2e-3, 4e-3, inf.
-  const Json& fa2_o = tensor_of(results, "fp16", "fa2", "O");
+  const json::Value& fa2_o = tensor_of(results, "fp16", "fa2", "O");
   EXPECT_EQ(text_at(fa2_o, {"max_ulps", "cases"}), "3");
   EXPECT_EQ(text_at(fa2_o, {"max_ulps", "max"}), "inf");
   EXPECT_EQ(text_at(fa2_o, {"max_ulps", "p50"}), "8");
@@ -95,40 +95,40 @@ TEST_F(StandardReport, ErrorPercentilesAreOverCasesOfEachCasesLargestError) {
 }
 
 TEST_F(StandardReport, HistogramsErrorOverBound) {
-  const Json& naive = at(tensor_of(results, "fp16", "naive", "O"), {"error_over_bound"});
+  const json::Value& naive = at(tensor_of(results, "fp16", "naive", "O"), {"error_over_bound"});
   EXPECT_EQ(text_at(naive, {"cases"}), "4");
   EXPECT_EQ(number_at(naive, {"max"}), 0.6);
-  const Json& buckets = at(naive, {"buckets"});
-  ASSERT_EQ(buckets.items.size(), 6u);
+  const json::Value& buckets = at(naive, {"buckets"});
+  ASSERT_EQ(items(buckets).size(), 6u);
   const std::vector<std::string> naive_counts = {"2", "1", "0", "0", "1", "0"};  // 0, 0, 0.05, 0.6
   for (std::size_t b = 0; b < 6; ++b)
-    EXPECT_EQ(text_at(buckets.items[b], {"cases"}), naive_counts[b]) << b;
-  EXPECT_EQ(number_at(buckets.items[1], {"from"}), 1.0 / 64);
-  EXPECT_EQ(number_at(buckets.items[1], {"to"}), 1.0 / 16);
-  EXPECT_EQ(text_at(buckets.items[5], {"to"}), "inf");
+    EXPECT_EQ(text_at(items(buckets)[b], {"cases"}), naive_counts[b]) << b;
+  EXPECT_EQ(number_at(items(buckets)[1], {"from"}), 1.0 / 64);
+  EXPECT_EQ(number_at(items(buckets)[1], {"to"}), 1.0 / 16);
+  EXPECT_EQ(text_at(items(buckets)[5], {"to"}), "inf");
 
-  const Json& fa2 = at(tensor_of(results, "fp16", "fa2", "O"), {"error_over_bound"});
+  const json::Value& fa2 = at(tensor_of(results, "fp16", "fa2", "O"), {"error_over_bound"});
   EXPECT_EQ(text_at(fa2, {"max"}), "inf");
   const std::vector<std::string> fa2_counts = {"0", "0", "0", "1", "0", "2"};  // 0.3, 1.5, inf
   for (std::size_t b = 0; b < 6; ++b)
-    EXPECT_EQ(text_at(at(fa2, {"buckets"}).items[b], {"cases"}), fa2_counts[b]) << b;
+    EXPECT_EQ(text_at(items(at(fa2, {"buckets"}))[b], {"cases"}), fa2_counts[b]) << b;
 }
 
 TEST_F(StandardReport, RatioToTheNaiveBaselineSkipsZeroBaselines) {
   // fa2 O: 2e-4/1e-4, 9e-4/3e-4, inf/2e-4.
-  const Json& fa2 = at(tensor_of(results, "fp16", "fa2", "O"), {"baseline_ratio"});
+  const json::Value& fa2 = at(tensor_of(results, "fp16", "fa2", "O"), {"baseline_ratio"});
   EXPECT_EQ(text_at(fa2, {"cases"}), "3");
   EXPECT_EQ(text_at(fa2, {"skipped"}), "0");
   EXPECT_DOUBLE_EQ(number_at(fa2, {"median"}), 3);  // 9e-4 / 3e-4, rounded
   EXPECT_EQ(text_at(fa2, {"max"}), "inf");
   // naive O: C's baseline error is 0, skipped; the others are 1.
-  const Json& naive = at(tensor_of(results, "fp16", "naive", "O"), {"baseline_ratio"});
+  const json::Value& naive = at(tensor_of(results, "fp16", "naive", "O"), {"baseline_ratio"});
   EXPECT_EQ(text_at(naive, {"cases"}), "3");
   EXPECT_EQ(text_at(naive, {"skipped"}), "1");
   EXPECT_EQ(text_at(naive, {"median"}), "1");
   EXPECT_EQ(text_at(naive, {"max"}), "1");
   // bf16 fa2 O: K's baseline error is 0 (its own is not), skipped; M: 0.02 / 0.01.
-  const Json& bf16 = at(tensor_of(results, "bf16", "fa2", "O"), {"baseline_ratio"});
+  const json::Value& bf16 = at(tensor_of(results, "bf16", "fa2", "O"), {"baseline_ratio"});
   EXPECT_EQ(text_at(bf16, {"cases"}), "1");
   EXPECT_EQ(text_at(bf16, {"skipped"}), "1");
   EXPECT_EQ(number_at(bf16, {"max"}), 2);
@@ -136,7 +136,7 @@ TEST_F(StandardReport, RatioToTheNaiveBaselineSkipsZeroBaselines) {
 
 TEST_F(StandardReport, RatioToRule3sToleranceIsInResultsJson) {
   // fa2 O: 2e-4, 9e-4 and inf over the fixture's tolerance 0.0019441231640973243.
-  const Json& fa2 = at(tensor_of(results, "fp16", "fa2", "O"), {"regression_margin"});
+  const json::Value& fa2 = at(tensor_of(results, "fp16", "fa2", "O"), {"regression_margin"});
   EXPECT_EQ(text_at(fa2, {"cases"}), "3");
   EXPECT_EQ(text_at(fa2, {"skipped"}), "0");
   EXPECT_NEAR(number_at(fa2, {"median"}), 9e-4 / 0.0019441231640973243, 1e-3);
@@ -144,34 +144,34 @@ TEST_F(StandardReport, RatioToRule3sToleranceIsInResultsJson) {
 }
 
 TEST_F(StandardReport, ListsWorstCasesByErrorOverBoundWithTiesByUlps) {
-  const Json& fp16 = at(dtype_of(results, "fp16"), {"worst_cases"});
-  ASSERT_EQ(fp16.items.size(), 5u);
+  const json::Value& fp16 = at(dtype_of(results, "fp16"), {"worst_cases"});
+  ASSERT_EQ(items(fp16).size(), 5u);
   // I (inf), H (1.5), G (0.6), B (0.3), A (0.05); C and N (0) are left out.
   const std::vector<std::pair<std::string, std::string>> expected = {
       {"fa2", "6"}, {"fa2", "5"}, {"naive", "5"}, {"fa2", "0"}, {"naive", "0"}};
   for (std::size_t k = 0; k < expected.size(); ++k) {
-    EXPECT_EQ(text_at(fp16.items[k], {"impl"}), expected[k].first) << k;
-    EXPECT_EQ(text_at(fp16.items[k], {"index"}), expected[k].second) << k;
+    EXPECT_EQ(text_at(items(fp16)[k], {"impl"}), expected[k].first) << k;
+    EXPECT_EQ(text_at(items(fp16)[k], {"index"}), expected[k].second) << k;
   }
-  EXPECT_EQ(text_at(fp16.items[0], {"error_over_bound"}), "inf");
-  EXPECT_EQ(text_at(fp16.items[1], {"tensor"}), "O");
-  EXPECT_EQ(number_at(fp16.items[1], {"error_over_bound"}), 1.5);
-  EXPECT_EQ(text_at(fp16.items[1], {"max_ulps"}), "8");
+  EXPECT_EQ(text_at(items(fp16)[0], {"error_over_bound"}), "inf");
+  EXPECT_EQ(text_at(items(fp16)[1], {"tensor"}), "O");
+  EXPECT_EQ(number_at(items(fp16)[1], {"error_over_bound"}), 1.5);
+  EXPECT_EQ(text_at(items(fp16)[1], {"max_ulps"}), "8");
   // bf16: L and M tie at 0.5; M has more ULPs (5 against 3).
-  const Json& bf16 = at(dtype_of(results, "bf16"), {"worst_cases"});
-  ASSERT_EQ(bf16.items.size(), 4u);
-  EXPECT_EQ(text_at(bf16.items[0], {"impl"}), "fa2");
-  EXPECT_EQ(text_at(bf16.items[1], {"impl"}), "naive");
-  EXPECT_EQ(text_at(bf16.items[1], {"index"}), "4");
+  const json::Value& bf16 = at(dtype_of(results, "bf16"), {"worst_cases"});
+  ASSERT_EQ(items(bf16).size(), 4u);
+  EXPECT_EQ(text_at(items(bf16)[0], {"impl"}), "fa2");
+  EXPECT_EQ(text_at(items(bf16)[1], {"impl"}), "naive");
+  EXPECT_EQ(text_at(items(bf16)[1], {"index"}), "4");
 }
 
 TEST_F(StandardReport, SavesEachWorstCaseAsAReplayableCaseFile) {
   for (const char* dtype : {"fp16", "bf16"})
-    for (const Json& w : at(dtype_of(results, dtype), {"worst_cases"}).items) {
+    for (const json::Value& w : items(at(dtype_of(results, dtype), {"worst_cases"}))) {
       const std::string file = text_at(w, {"case_file"});
       const fs::path path = dir.path() / "out" / file;
       ASSERT_TRUE(fs::is_regular_file(path)) << file;
-      const Json c = parse_json(read_text(path));
+      const json::Value c = json::parse(read_text(path));
       EXPECT_EQ(text_at(c, {"format"}), "flashproof-case");
       EXPECT_EQ(text_at(c, {"dtype"}), dtype);
       EXPECT_EQ(text_at(c, {"impl"}), text_at(w, {"impl"}));
@@ -180,24 +180,24 @@ TEST_F(StandardReport, SavesEachWorstCaseAsAReplayableCaseFile) {
   // The case object is written back byte for byte as the case-file writer lays it out.
   EXPECT_EQ(read_text(dir.path() / "out" / "cases" / "fp16-fa2-5.json"),
             case_object_text(standard_record('H')) + "\n");
-  EXPECT_EQ(text_at(at(dtype_of(results, "fp16"), {"worst_cases"}).items[0], {"case_file"}),
+  EXPECT_EQ(text_at(items(at(dtype_of(results, "fp16"), {"worst_cases"}))[0], {"case_file"}),
             "cases/fp16-fa2-6.json");
 }
 
 TEST_F(StandardReport, ListsFailuresAndCrashesWithTheirReplayCommands) {
-  const Json& failures = at(dtype_of(results, "fp16"), {"failures"});
-  ASSERT_EQ(failures.items.size(), 3u);
-  EXPECT_EQ(text_at(failures.items[0], {"status"}), "crash");
-  EXPECT_EQ(text_at(failures.items[0], {"index"}), "2");
-  EXPECT_EQ(text_at(failures.items[0], {"error"}), "signal 11 (SIGSEGV)");
-  EXPECT_EQ(text_at(failures.items[0], {"replay"}), "flashproof replay shard0/failures/2-fa2.json");
-  EXPECT_EQ(text_at(failures.items[1], {"status"}), "fail");
-  EXPECT_EQ(text_at(failures.items[1], {"index"}), "5");
-  ASSERT_EQ(at(failures.items[1], {"failed_tensors"}).items.size(), 1u);
-  EXPECT_EQ(at(failures.items[1], {"failed_tensors"}).items[0].text, "O");
-  EXPECT_EQ(text_at(failures.items[2], {"index"}), "6");
-  EXPECT_EQ(text_at(failures.items[2], {"failure_file"}), "failures/6-fa2.json");
-  EXPECT_TRUE(at(dtype_of(results, "bf16"), {"failures"}).items.empty());
+  const json::Value& failures = at(dtype_of(results, "fp16"), {"failures"});
+  ASSERT_EQ(items(failures).size(), 3u);
+  EXPECT_EQ(text_at(items(failures)[0], {"status"}), "crash");
+  EXPECT_EQ(text_at(items(failures)[0], {"index"}), "2");
+  EXPECT_EQ(text_at(items(failures)[0], {"error"}), "signal 11 (SIGSEGV)");
+  EXPECT_EQ(text_at(items(failures)[0], {"replay"}), "flashproof replay shard0/failures/2-fa2.json");
+  EXPECT_EQ(text_at(items(failures)[1], {"status"}), "fail");
+  EXPECT_EQ(text_at(items(failures)[1], {"index"}), "5");
+  ASSERT_EQ(items(at(items(failures)[1], {"failed_tensors"})).size(), 1u);
+  EXPECT_EQ(text_of(items(at(items(failures)[1], {"failed_tensors"}))[0]), "O");
+  EXPECT_EQ(text_at(items(failures)[2], {"index"}), "6");
+  EXPECT_EQ(text_at(items(failures)[2], {"failure_file"}), "failures/6-fa2.json");
+  EXPECT_TRUE(items(at(dtype_of(results, "bf16"), {"failures"})).empty());
 }
 
 TEST_F(StandardReport, SummaryAndPageShowTheSameNumbers) {

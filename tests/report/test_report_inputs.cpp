@@ -96,7 +96,7 @@ TEST(ReportInputs, SkipsTheRecordsOfAnotherCampaign) {
   EXPECT_NE(r.err.find("line 1: skipped: a record of campaign \"bbbb\", not of this directory's \"aaaa\""),
             std::string::npos)
       << r.err;
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
   EXPECT_EQ(text_at(results, {"records"}), "1");
 }
 
@@ -112,7 +112,30 @@ TEST(ReportInputs, SkipsARecordWhoseIdIsNotAString) {
   const CommandResult r = run_report({dir / "mixed", "--out", dir / "out"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("line 1: skipped: a record of campaign"), std::string::npos) << r.err;
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
+  EXPECT_EQ(text_at(results, {"records"}), "1");
+}
+
+// Number ids are compared by type and value: 5 is the campaign 5's, 5.0 and 6 are not.
+TEST(ReportInputs, KeepsOnlyTheRecordsOfTheSameNumberId) {
+  TempDir dir;
+  std::string ours = campaign_json("7", 0, 1);
+  ours.insert(ours.find('{') + 1, "\"campaign_id\": 5, ");
+  std::vector<std::string> lines;
+  for (const char* id : {"5", "5.0", "6"}) {
+    RecordSpec spec = standard_record('A');
+    spec.index = static_cast<long long>(lines.size());
+    lines.push_back(record_line(spec));
+    lines.back().insert(lines.back().find('{') + 1, "\"campaign_id\": " + std::string(id) + ", ");
+  }
+  write_campaign(dir.path() / "numbered", ours, lines);
+  const CommandResult r = run_report({dir / "numbered", "--out", dir / "out"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("line 2: skipped: a record of campaign"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("line 3: skipped: a record of campaign \"6\", not of this directory's \"5\""),
+            std::string::npos)
+      << r.err;
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
   EXPECT_EQ(text_at(results, {"records"}), "1");
 }
 
@@ -136,9 +159,9 @@ TEST(ReportInputs, WarnsWithoutCampaignJsonAndGoesOn) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "flashproof report: warning: " + (dir / "bare") +
                        "/campaign.json: missing; going on without the campaign's parameters\n");
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
   EXPECT_EQ(text_at(results, {"records"}), "2");
-  EXPECT_EQ(at(results, {"inputs"}).items[0].find("campaign")->type, Json::Type::null);
+  EXPECT_TRUE(at(items(at(results, {"inputs"}))[0], {"campaign"}).is_null());
 }
 
 TEST(ReportInputs, DropsARepeatedLineOfOneInput) {
@@ -148,7 +171,7 @@ TEST(ReportInputs, DropsARepeatedLineOfOneInput) {
                  {a, record_line(standard_record('B')), a});
   const CommandResult r = run_report({dir / "resumed", "--out", dir / "out"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
   EXPECT_EQ(text_at(results, {"records"}), "2");
   EXPECT_EQ(text_at(results, {"duplicates"}), "1");
 }
@@ -163,15 +186,15 @@ TEST(ReportInputs, KeepsTheSameIndexOfTwoCampaigns) {
   write_campaign(dir.path() / "two", campaign_json("2", 0, 1, true), {a});
   const CommandResult r = run_report({dir / "one", dir / "two", "--out", dir / "out"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
   EXPECT_EQ(text_at(results, {"records"}), "2");
   EXPECT_EQ(text_at(results, {"duplicates"}), "0");
   // Both are listed worst cases: their case files get distinct names.
-  const Json& worst = at(dtype_of(results, "fp16"), {"worst_cases"});
-  ASSERT_EQ(worst.items.size(), 2u);
-  EXPECT_EQ(text_at(worst.items[0], {"campaign_seed"}), "1");
-  EXPECT_EQ(text_at(worst.items[0], {"case_file"}), "cases/fp16-naive-0.json");
-  EXPECT_EQ(text_at(worst.items[1], {"case_file"}), "cases/fp16-naive-0-2.json");
+  const json::Value& worst = at(dtype_of(results, "fp16"), {"worst_cases"});
+  ASSERT_EQ(items(worst).size(), 2u);
+  EXPECT_EQ(text_at(items(worst)[0], {"campaign_seed"}), "1");
+  EXPECT_EQ(text_at(items(worst)[0], {"case_file"}), "cases/fp16-naive-0.json");
+  EXPECT_EQ(text_at(items(worst)[1], {"case_file"}), "cases/fp16-naive-0-2.json");
   EXPECT_NE(read_text(dir.path() / "out" / "summary.md").find("case 0 (seed 2)"),
             std::string::npos);
 }
@@ -218,16 +241,16 @@ TEST(ReportInputs, WarnsAboutACampaignThatDidNotEnd) {
   EXPECT_EQ(r.err, "flashproof report: warning: " + (dir / "killed") +
                        ": no ended.json: the campaign was killed, is still running, or predates end markers; "
                        "the report holds the cases it had finished\n");
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
-  EXPECT_EQ(at(results, {"inputs"}).items[0].find("ended")->type, Json::Type::null);
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
+  EXPECT_TRUE(at(items(at(results, {"inputs"}))[0], {"ended"}).is_null());
   EXPECT_NE(read_text(dir.path() / "out" / "summary.md").find("| 0 | 0 | no |"), std::string::npos);
   // Ended: its time in the column and the marker in results.json.
   write_campaign(dir.path() / "ended", campaign_json("42", 0, 1), {record_line(standard_record('A'))});
   const CommandResult e = run_report({dir / "ended", "--out", dir / "out2"});
   ASSERT_EQ(e.status, 0) << e.err;
   EXPECT_EQ(e.err, "");
-  const Json ended = parse_json(read_text(dir.path() / "out2" / "results.json"));
-  EXPECT_EQ(text_at(at(ended, {"inputs"}).items[0], {"ended", "ended"}), "2026-11-21T10:00:00Z");
+  const json::Value ended = read_results(dir.path() / "out2" / "results.json");
+  EXPECT_EQ(text_at(items(at(ended, {"inputs"}))[0], {"ended", "ended"}), "2026-11-21T10:00:00Z");
   EXPECT_NE(read_text(dir.path() / "out2" / "summary.md").find("| 2026-11-21T10:00:00Z |"), std::string::npos);
 }
 
@@ -239,7 +262,7 @@ TEST(ReportInputs, KeysByTheRecordsCampaignSeedWithoutCampaignJson) {
   write_campaign(dir.path() / "s1", "", {a, record_line(standard_record('C'))});
   const CommandResult r = run_report({dir / "s0", dir / "s1", "--out", dir / "out"});
   ASSERT_EQ(r.status, 0) << r.err;
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
   EXPECT_EQ(text_at(results, {"records"}), "3");
   EXPECT_EQ(text_at(results, {"duplicates"}), "1");
 }
@@ -249,7 +272,7 @@ TEST(ReportInputs, RewritesAnEarlierReport) {
   write_standard_campaign(dir.path());
   ASSERT_EQ(run_report({dir / "shard1", "--out", dir / "out"}).status, 0);
   ASSERT_EQ(run_report({dir / "shard0", dir / "shard1", "--out", dir / "out"}).status, 0);
-  const Json results = parse_json(read_text(dir.path() / "out" / "results.json"));
+  const json::Value results = read_results(dir.path() / "out" / "results.json");
   EXPECT_EQ(text_at(results, {"records"}), "14");
   for (const auto& entry : fs::directory_iterator(dir.path() / "out"))
     EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << entry.path();

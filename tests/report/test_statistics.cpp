@@ -31,7 +31,7 @@ FuzzRecord fa2_record(long long index, const testing::TensorSpec& o) {
   r.index = index;
   r.impl = "fa2";
   r.tensors = {o};
-  return fuzz_record_from_json(parse_json(testing::record_line(r)));
+  return fuzz_record_from_json(json::parse(testing::record_line(r)));
 }
 
 TEST(Percentile, IsTheNearestRank) {
