@@ -44,20 +44,27 @@ install_python_packages() {
   pip_install "${wanted[@]}"
 }
 
-# With CUDA: cuobjdump, which the CUDA toolkit here lacks, from PyPI's wheel (tests/kernels/sass
-# disassembles the kernels with it; scripts/sass-report finds it in the nvidia package).
-install_cuobjdump() {
+# With CUDA: cuobjdump and the nvdisasm it runs for -sass, which the CUDA toolkit here lacks, from
+# PyPI's wheels (tests/kernels/sass disassembles the kernels with them; scripts/sass-report finds
+# them in the nvidia package). Newer cuobjdump wheels no longer carry nvdisasm.
+install_disassembler() {
   command -v python3 >/dev/null || return 0
   [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null || return 0
-  command -v cuobjdump >/dev/null && return 0
-  python3 - <<'PY' 2>/dev/null && return 0
+  local wanted=()
+  for tool in cuobjdump nvdisasm; do
+    command -v "$tool" >/dev/null && continue
+    python3 - "$tool" <<'PY' 2>/dev/null && continue
 import importlib.util, os, sys
 spec = importlib.util.find_spec("nvidia")
 dirs = list(spec.submodule_search_locations) if spec else []
-sys.exit(not any(os.access(os.path.join(d, sub, "bin", "cuobjdump"), os.X_OK)
-                 for d in dirs for sub in ("cu13", "cuda_cuobjdump")))
+tool = sys.argv[1]
+sys.exit(not any(os.access(os.path.join(d, sub, "bin", tool), os.X_OK)
+                 for d in dirs for sub in ("cu13", "cuda_" + tool)))
 PY
-  pip_install nvidia-cuda-cuobjdump
+    wanted+=("nvidia-cuda-$tool")
+  done
+  [ ${#wanted[@]} -eq 0 ] && return 0
+  pip_install "${wanted[@]}"
 }
 
 missing=()
@@ -66,7 +73,7 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   install_python_packages
-  install_cuobjdump
+  install_disassembler
   exit 0
 fi
 
@@ -80,5 +87,5 @@ export DEBIAN_FRONTEND=noninteractive
 "${as_root[@]}" apt-get update -qq >/dev/null
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 install_python_packages
-install_cuobjdump
+install_disassembler
 echo "install-deps: done"
