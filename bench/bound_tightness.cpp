@@ -154,9 +154,10 @@ int main(int argc, char** argv) {
   if (!opt.json.empty()) {
     std::ofstream f(opt.json);
     // One line with 6 digits, each violating case laid out as its case file.
+    json::Layout case_files = json::one_line(json::Digits::g6);
+    case_files.inner = {{"*", json::indented()}};
     json::Layout layout = json::one_line(json::Digits::g6);
-    layout.inner = {{"violating_cases", json::one_line(json::Digits::g6)}};
-    layout.inner.back().second.inner = {{"*", json::indented()}};
+    layout.inner = {{"violating_cases", case_files}};
     if (!(f << json::write(summary, layout) << "\n")) {
       std::cerr << "bound_tightness: cannot write " << opt.json << "\n";
       return 2;

@@ -56,9 +56,10 @@ void write_index(const ExportSpec& spec, const std::vector<ExportedCase>& entrie
                              {"parameters", std::move(parameters)},
                              {"cases", std::move(cases)}};
   // The top object one member per line, the parameters on one line, each case on its own line.
+  json::Layout one_case_per_line = json::indented();
+  one_case_per_line.inner = {{"*", json::one_line()}};
   json::Layout layout = json::indented();
-  layout.inner = {{"parameters", json::one_line()}, {"cases", json::indented()}};
-  layout.inner.back().second.inner = {{"*", json::one_line()}};
+  layout.inner = {{"parameters", json::one_line()}, {"cases", one_case_per_line}};
   const fs::path path = fs::path(spec.out) / "index.json";
   std::ofstream out(path, std::ios::trunc);
   out << json::write(index, layout) << "\n";
