@@ -5,8 +5,10 @@
 // every case with an element above its bound (a bug in the bound or in the implementation).
 //
 //   bound_tightness --impl NAME [--cases N] [--seed S] [--max-seqlen L] [--max-work W]
-//                   [--json FILE] [--label TEXT]
+//                   [--seconds T] [--json FILE] [--label TEXT]
+// --seconds stops generating after T seconds and reports the cases run (scripts/gpu-check's budget).
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +35,7 @@ namespace {
 struct Options {
   std::string impl, json, label;
   std::int64_t cases = 1000, max_seqlen = 0, max_work = 0;
+  std::int64_t seconds = 0;  // 0: no time limit
   std::uint64_t seed = 1;
 };
 
@@ -55,6 +58,8 @@ Options parse(int argc, char** argv) {
       ->check(bench::integer_in<std::int64_t>(1, kMax));
   app.add_option("--max-work", o.max_work, "largest case in multiply-adds (default: the implementation's limit)")
       ->check(bench::integer_in<std::int64_t>(1, kMax));
+  app.add_option("--seconds", o.seconds, "stop starting cases after this many seconds (default: no limit)")
+      ->check(bench::integer_in<std::int64_t>(1, 31 * 24 * 3600));
   app.add_option("--json", o.json, "also write the summary and the violating cases as JSON to FILE")->type_name("FILE");
   app.add_option("--label", o.label, "free text copied into the JSON (e.g. the commit)")->type_name("TEXT");
   bench::parse_or_exit(app, argc, argv);
@@ -87,7 +92,14 @@ int main(int argc, char** argv) {
   std::map<std::string, Series> series;  // "dtype tensor"
   std::int64_t judged = 0, out_of_domain_inputs = 0, skipped = 0;
   json::Value violating = json::Value::array();  // the case files of the cases above the bound
-  for (std::int64_t n = 0; n < opt.cases; ++n) {
+  const auto start = std::chrono::steady_clock::now();
+  std::int64_t ran = 0;
+  bool out_of_time = false;
+  for (std::int64_t n = 0; n < opt.cases; ++n, ran = n) {
+    if (opt.seconds > 0 && std::chrono::steady_clock::now() - start >= std::chrono::seconds(opt.seconds)) {
+      out_of_time = true;
+      break;
+    }
     const Case c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
     CheckRecord r;
     try {
@@ -116,20 +128,23 @@ int main(int argc, char** argv) {
     if (violates) violating.push_back(case_json(c, CheckOptions{}, "above the rigorous bound", ""));
     if ((n + 1) % 1000 == 0) std::cerr << "bound_tightness: " << (n + 1) << " cases\n";
   }
+  if (!out_of_time) ran = opt.cases;
 
   std::ostringstream text;
-  text << "implementation " << impl->name() << " (" << impl->where() << "), " << opt.cases << " cases, seed "
-       << opt.seed << ": " << judged << " judged, " << out_of_domain_inputs << " with inputs out of the domain, "
+  text << "implementation " << impl->name() << " (" << impl->where() << "), " << ran << " cases";
+  if (out_of_time) text << " (of " << opt.cases << "; stopped at the " << opt.seconds << " s limit)";
+  text << ", seed " << opt.seed << ": " << judged << " judged, " << out_of_domain_inputs << " with inputs out of the domain, "
        << skipped << " not supported\n";
   text << "tensor        cases   median   p90      max       above  unbounded  inf-admitted  worst case\n";
   json::Value summary = {{"impl", impl->name()},
                          {"where", impl->where()},
                          {"label", opt.label},
-                         {"cases", opt.cases},
+                         {"cases", ran},
                          {"seed", opt.seed},
                          {"judged", judged},
                          {"inputs_out_of_domain", out_of_domain_inputs},
                          {"skipped", skipped}};
+  if (out_of_time) summary["stopped_at_seconds"] = opt.seconds;
   json::Value& tensors = summary["tensors"] = json::Value::array();
   for (const auto& [name, s] : series) {
     char line[512];

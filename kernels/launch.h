@@ -2,6 +2,12 @@
 // its dynamic shared memory. Kernel sources include this header, use only dynamic shared memory
 // (dynamic_smem<T>()), and wrap their code in namespace FP_TARGET so that the nvcc build (gpu) and
 // the g++ build (emulated) of the same source can live in one program.
+//
+// Both helpers live in FP_TARGET too: their bodies differ between the builds, and a template
+// instantiated for parameter types outside FP_TARGET would otherwise get one mangled name in the
+// nvcc and the g++ objects, of which the linker keeps one (in 9e977a8 GPU launches ran the
+// emulator's body: results/gpu_2026-11-27_h200_9e977a8). The rule and its check:
+// docs/architecture.md, "One source, two builds"; scripts/cross-build-symbols.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +26,10 @@
 #endif
 
 namespace flashproof::kernels {
-
 using emu::Dim3;
+}  // namespace flashproof::kernels
+
+namespace flashproof::kernels::FP_TARGET {
 
 #if defined(__CUDACC__)
 template <class T>
@@ -60,4 +68,4 @@ void launch_kernel(const char* name, Dim3 grid, Dim3 block, std::size_t smem_byt
 #endif
 }
 
-}  // namespace flashproof::kernels
+}  // namespace flashproof::kernels::FP_TARGET

@@ -1,0 +1,6 @@
+// The nvcc half of the twin (twin.h).
+#include "tests/kernels/link/twin.h"
+
+namespace flashproof::tests::link_twin {
+int nvcc_side(int n) { return built_by(Params{n}); }
+}  // namespace flashproof::tests::link_twin
