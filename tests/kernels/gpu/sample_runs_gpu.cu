@@ -1,5 +1,5 @@
 // The GPU runs of sample_runs.h: the nvcc build of tests/kernels/sample_kernels.h, launched through
-// kernels::gpu::launch_kernel on device 0. Every CUDA error becomes a std::runtime_error.
+// kernels::gpu::launch_kernel (k::) on device 0. Every CUDA error becomes a std::runtime_error.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -52,8 +52,8 @@ void finish(const char* kernel) { check(cudaDeviceSynchronize(), kernel); }
 std::vector<float> matmul_gpu(const MatmulInput& in) {
   const DeviceBuffer<std::uint16_t> a(in.a), b(in.b);
   const DeviceBuffer<float> c(static_cast<std::size_t>(in.m) * in.n);
-  kernels::gpu::launch_kernel("sample_matmul", {unsigned(in.m / 64), unsigned(in.n / 16), 1}, {k::kSampleThreads, 1, 1},
-                         k::kSampleSmemBytes, k::sample_matmul, a.get(), b.get(), c.get(), in.n, in.k, in.tag, false);
+  k::launch_kernel("sample_matmul", {unsigned(in.m / 64), unsigned(in.n / 16), 1}, {k::kSampleThreads, 1, 1},
+                   k::kSampleSmemBytes, k::sample_matmul, a.get(), b.get(), c.get(), in.n, in.k, in.tag, false);
   finish("sample_matmul");
   return c.to_host();
 }
@@ -61,16 +61,16 @@ std::vector<float> matmul_gpu(const MatmulInput& in) {
 std::vector<float> block_sum_gpu(const std::vector<float>& in, unsigned threads) {
   const auto blocks = static_cast<unsigned>(in.size() / threads);
   const DeviceBuffer<float> d_in(in), out(blocks);
-  kernels::gpu::launch_kernel("sample_block_sum", {blocks, 1, 1}, {threads, 1, 1}, threads / 32 * sizeof(float),
-                         k::sample_block_sum, d_in.get(), out.get());
+  k::launch_kernel("sample_block_sum", {blocks, 1, 1}, {threads, 1, 1}, threads / 32 * sizeof(float),
+                   k::sample_block_sum, d_in.get(), out.get());
   finish("sample_block_sum");
   return out.to_host();
 }
 
 std::vector<float> atomic_histogram_gpu(const std::vector<float>& in, unsigned threads, int bin_count) {
   const DeviceBuffer<float> d_in(in), bins(static_cast<std::size_t>(bin_count));
-  kernels::gpu::launch_kernel("sample_atomic_histogram", {static_cast<unsigned>(in.size() / threads), 1, 1},
-                         {threads, 1, 1}, 0, k::sample_atomic_histogram, d_in.get(), bins.get(), bin_count);
+  k::launch_kernel("sample_atomic_histogram", {static_cast<unsigned>(in.size() / threads), 1, 1},
+                   {threads, 1, 1}, 0, k::sample_atomic_histogram, d_in.get(), bins.get(), bin_count);
   finish("sample_atomic_histogram");
   return bins.to_host();
 }
