@@ -6,7 +6,8 @@
 # (tests/parsers/corpus/<target>/, copied: new inputs stay in build-fuzz/). Fails on a crash, an
 # exception other than the one-line std::invalid_argument of bad input, a sanitizer report, or an
 # input taking over 1 s. Longer: scripts/fuzz-parsers.sh 600. Some targets only:
-# FUZZ_TARGETS="cli json"; another output directory: FUZZ_PARSERS_OUT=DIR.
+# FUZZ_TARGETS="cli json"; another output directory: FUZZ_PARSERS_OUT=DIR. Each source is compiled
+# once for all targets, on every core (results/fuzz_parsers_2026-11-27.txt: 0.51x the time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-10}
@@ -25,10 +26,26 @@ declare -A sources=(
          cli/generator_options.cpp cli/check_options.cpp cli/replay_options.cpp cli/prove_options.cpp
          cli/fuzz_options.cpp cli/export_options.cpp fuzz/shard.cpp $(ls report/*.cpp | tr '\n' ' ') ${core[*]}"
 )
+targets=(${FUZZ_TARGETS:-json case_file record_line campaign_meta exchange_info cli})
+for target in "${targets[@]}"; do
+  [ -n "${sources[$target]:-}" ] || { echo "fuzz-parsers: unknown target '$target'" >&2; exit 2; }
+done
+# Each source once, whichever targets share it (core/json.cpp is in all of them), all at once on
+# every core; then each target linked from its objects. One flag set for all, so objects are shared.
+mkdir -p "$out/obj"
+object_of() { echo "$out/obj/$(tr '/' '_' <<<"${1%.cpp}").o"; }
+# shellcheck disable=SC2086  # the source lists split on purpose
+unique=$(for target in "${targets[@]}"; do printf '%s\n' ${sources[$target]}; done | sort -u)
+export out
+export -f object_of
+printf '%s\n' $unique | xargs -P "$(nproc)" -I{} bash -c 'exec "$@" -c {} -o "$(object_of {})"' _ "${cxx[@]}" ||
+  { echo "fuzz-parsers: compiling the parsers failed" >&2; exit 1; }
 status=0
-for target in ${FUZZ_TARGETS:-json case_file record_line campaign_meta exchange_info cli}; do
-  # shellcheck disable=SC2086  # the source lists split on purpose
-  "${cxx[@]}" ${sources[$target]} -o "$out/fuzz_$target" -lpthread
+for target in "${targets[@]}"; do
+  objects=()
+  # shellcheck disable=SC2086
+  for src in ${sources[$target]}; do objects+=("$(object_of "$src")"); done
+  "${cxx[@]}" "${objects[@]}" -o "$out/fuzz_$target" -lpthread
   rm -rf "$out/corpus_$target" && cp -r "tests/parsers/corpus/$target" "$out/corpus_$target"
   echo "fuzz-parsers: $target for $seconds s"
   if ! ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_$target" -max_total_time="$seconds" -timeout=1 -seed=1 \
