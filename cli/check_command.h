@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include <CLI/CLI.hpp>
+#include "cli/app_fwd.h"
 
 #include "cli/case_limits.h"
 #include "harness/check.h"

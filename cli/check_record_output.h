@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "harness/check.h"
+#include "harness/check_render.h"
 
 namespace flashproof::cli {
 

@@ -2,7 +2,7 @@
 // ExportSpec (the export itself: cli/export_command.h).
 #pragma once
 
-#include <CLI/CLI.hpp>
+#include "cli/app_fwd.h"
 
 #include "cli/export_command.h"
 #include "cli/generator_options.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include <CLI/CLI.hpp>
+#include "cli/app_fwd.h"
 
 #include "cli/generator_options.h"
 #include "fuzz/campaign.h"

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli/app_fwd.h"
 
 #include "fuzz/case_generator.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli/app_fwd.h"
 
 #include "proofs/proof.h"
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "cli/app_fwd.h"
 
 #include "cli/case_limits.h"
 

@@ -210,6 +210,3 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl, const CaseContext& ctx
                       const CheckOptions& opt = {});
 
 }  // namespace flashproof
-
-// The record's renderings (JSON, table) come with it, for the callers that print one.
-#include "harness/check_render.h"

@@ -23,7 +23,7 @@ declare -A sources=(
   [exchange_info]="tests/parsers/fuzz_exchange_info.cpp harness/exchange_info.cpp core/json.cpp"
   # The parse only (cli/*_options.cpp, not the verbs' runs); report's options come with report/.
   [cli]="tests/parsers/fuzz_cli.cpp cli/command_line.cpp cli/option_syntax.cpp cli/help_format.cpp
-         cli/generator_options.cpp cli/check_options.cpp cli/replay_options.cpp cli/prove_options.cpp
+         cli/case_limits.cpp cli/generator_options.cpp cli/check_options.cpp cli/replay_options.cpp cli/prove_options.cpp
          cli/fuzz_options.cpp cli/export_options.cpp fuzz/shard.cpp $(ls report/*.cpp | tr '\n' ' ') ${core[*]}"
 )
 targets=(${FUZZ_TARGETS:-json case_file record_line campaign_meta exchange_info cli})

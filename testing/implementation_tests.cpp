@@ -16,6 +16,7 @@
 
 #include "fuzz/campaign.h"
 #include "harness/case_file.h"
+#include "harness/check_render.h"
 #include "kernels/registry.h"
 #include "properties/runner.h"
 

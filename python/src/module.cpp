@@ -16,6 +16,7 @@
 #include "harness/case_cost.h"
 #include "harness/case_file.h"
 #include "harness/check.h"
+#include "harness/check_render.h"
 #include "kernels/registry.h"
 #include "properties/runner.h"
 #include "python_attention.h"

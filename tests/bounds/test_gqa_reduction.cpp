@@ -9,6 +9,7 @@
 
 #include "bounds/implementation_bounds.h"
 #include "harness/check.h"
+#include "harness/check_render.h"
 #include "kernels/registry.h"
 
 namespace flashproof {

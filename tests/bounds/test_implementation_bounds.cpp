@@ -13,6 +13,7 @@
 #include "bounds/arithmetic_constants.h"
 #include "bounds/implementation_bounds.h"
 #include "harness/check.h"
+#include "harness/check_render.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
 

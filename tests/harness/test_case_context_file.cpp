@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "harness/case_context_file.h"
+#include "harness/check_render.h"
 #include "kernels/registry.h"
 
 namespace flashproof {

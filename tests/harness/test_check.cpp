@@ -8,6 +8,7 @@
 
 #include "core/generators.h"
 #include "harness/check.h"
+#include "harness/check_render.h"
 #include "tests/harness/broken_impl.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"

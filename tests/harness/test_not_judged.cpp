@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "harness/check.h"
+#include "harness/check_render.h"
 #include "tests/harness/broken_impl.h"
 
 namespace flashproof {

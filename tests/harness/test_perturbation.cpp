@@ -14,6 +14,7 @@
 
 #include "bounds/implementation_bounds.h"
 #include "harness/check.h"
+#include "harness/check_render.h"
 #include "harness/envelope.h"
 
 namespace flashproof {
