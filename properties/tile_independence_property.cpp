@@ -37,7 +37,12 @@ Outcome tile_independence(AttentionImpl& impl, const Case& c) {
       {"dK", &a.dk, &b.dk, &bound.dk}, {"dV", &a.dv, &b.dv, &bound.dv}};
   double worst_ratio = 0;
   bool bitwise = true;
-  for (const auto& [name, x, y, limit] : tensors) {
+  for (const auto& tensor : tensors) {
+    // Named copies, not a structured binding: the lambda below captures them (clang 14 cannot).
+    const char* name = std::get<0>(tensor);
+    const HostTensor* x = std::get<1>(tensor);
+    const HostTensor* y = std::get<2>(tensor);
+    const std::vector<double>* limit = std::get<3>(tensor);
     if (limit->empty()) continue;  // no backward
     std::string why;
     std::size_t at = 0;

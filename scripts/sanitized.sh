@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
 # The harness under AddressSanitizer + UndefinedBehaviorSanitizer (-DFLASHPROOF_SANITIZE=ON, any UB
-# aborts) in build-asan/. Without arguments: the representative subset CI runs (scripts/test.sh
-# calls it): the check pipeline with the emulated FA1/FA2 kernels, the reference, the bounds and
-# envelopes, case files and the exchange format, the JSON parser and metrics, the mask predicate,
-# and the command line's tests against the sanitized binary. With `all`: every test but `slow`.
+# aborts) in build-asan/, built with clang so that the parsers' libFuzzer targets
+# (scripts/fuzz-parsers.sh) link the same objects (-DFLASHPROOF_FUZZ_PARSERS=ON: every object
+# carries libFuzzer's coverage). Without arguments: the representative subset CI runs
+# (scripts/test.sh calls it): the check pipeline with the emulated FA1/FA2 kernels, the reference,
+# the bounds and envelopes, case files and the exchange format, the JSON parser and metrics, the
+# mask predicate, and the command line's tests against the sanitized binary, two suites at a time.
+# With `all`: every test but `slow`. With `configure`: only configure build-asan/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 -DFLASHPROOF_SANITIZE=ON \
+# A build-asan/ from before the switch to clang cannot change its compiler in place.
+if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' build-asan/CMakeCache.txt; then
+  echo "sanitized: build-asan/ was configured with another compiler; starting it afresh"
+  rm -rf build-asan
+fi
+cmake -S . -B build-asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 \
+  -DFLASHPROOF_SANITIZE=ON -DFLASHPROOF_FUZZ_PARSERS=ON -DFLASHPROOF_PYTHON=OFF \
   -DFLASHPROOF_FA2_HEAD_DIMS="32;64" -DFLASHPROOF_FA1_HEAD_DIMS="64" >build-asan-configure.log 2>&1 ||
   { cat build-asan-configure.log; exit 1; }
+[ "${1:-}" = configure ] && exit 0
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 if [ "${1:-}" = all ]; then
   cmake --build build-asan -j "$jobs"
@@ -18,9 +28,16 @@ if [ "${1:-}" = all ]; then
 fi
 targets=(test_core test_mask test_harness test_exchange test_cli flashproof)
 cmake --build build-asan -j "$jobs" --target "${targets[@]}"
-status=0
-for t in core/test_core kernels/test_mask harness/test_harness harness/test_exchange cli/test_cli; do
-  echo "sanitized: $t"
-  build-asan/tests/$t --gtest_brief=1 || status=1
-done
-exit $status
+# Longest first, so that the others run beside it; each suite's output is printed whole.
+suites=(harness/test_harness cli/test_cli core/test_core harness/test_exchange kernels/test_mask)
+run_suite() {
+  local log status=0
+  log=$(mktemp)
+  "build-asan/tests/$1" --gtest_brief=1 >"$log" 2>&1 || status=1
+  echo "sanitized: $1"
+  cat "$log"
+  rm -f "$log"
+  return $status
+}
+export -f run_suite
+printf '%s\n' "${suites[@]}" | xargs -P "$jobs" -I{} bash -c 'run_suite {}' || exit 1

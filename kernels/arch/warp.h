@@ -8,7 +8,7 @@
 #include "kernels/algo/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
-#include <source_location>
+#include "kernels/emu/source_site.h"
 
 #include "kernels/emu/emulator.h"
 #endif
@@ -39,8 +39,8 @@ inline void ballot(const int* in, std::uint32_t* out, std::uint32_t mask) {
   for (int l = 0; l < 32; ++l) out[l] = bits;
 }
 }  // namespace host
-#define FP_SITE , std::source_location site = std::source_location::current()
-#define FP_SITE_ONLY std::source_location site = std::source_location::current()
+#define FP_SITE , emu::SourceSite site = emu::SourceSite::current()
+#define FP_SITE_ONLY emu::SourceSite site = emu::SourceSite::current()
 #else
 #define FP_SITE
 #define FP_SITE_ONLY

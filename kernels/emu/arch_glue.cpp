@@ -1,7 +1,7 @@
 // The host side of the warp-level wrappers of kernels/arch (mma, ldmatrix): each lane deposits its
 // operands at a warp rendezvous and the last lane to arrive runs the pure warp-level model.
 #include <cstdint>
-#include <source_location>
+#include "kernels/emu/source_site.h"
 
 #include "kernels/arch/ldmatrix.h"
 #include "kernels/arch/mma.h"
@@ -59,13 +59,13 @@ void ldmatrix_warp_checked(const LdmatrixIn* in, LdmatrixOut* out, std::uint32_t
 }  // namespace
 
 MmaC mma_m16n8k16_lane(MmaTag tag, const MmaA& a, const MmaB& b, const MmaC& c) {
-  return emu::warp_collective<MmaIn, MmaC, mma_warp>("mma.m16n8k16", std::source_location::current(), kFullWarp,
+  return emu::warp_collective<MmaIn, MmaC, mma_warp>("mma.m16n8k16", emu::SourceSite::current(), kFullWarp,
                                                      MmaIn{tag, a, b, c});
 }
 
 void ldmatrix_lane(int count, bool trans, const void* row_addr, std::uint32_t out[4]) {
   const LdmatrixOut r = emu::warp_collective<LdmatrixIn, LdmatrixOut, ldmatrix_warp_checked>(
-      trans ? "ldmatrix.trans" : "ldmatrix", std::source_location::current(), kFullWarp,
+      trans ? "ldmatrix.trans" : "ldmatrix", emu::SourceSite::current(), kFullWarp,
       LdmatrixIn{count, trans, row_addr});
   for (int i = 0; i < count; ++i) out[i] = r.reg[i];
 }

@@ -4,7 +4,7 @@
 
 namespace flashproof::emu {
 
-void sync_block(std::source_location site) {
+void sync_block(emu::SourceSite site) {
   detail::Block& b = detail::block();
   b.current->wait = detail::Wait::barrier;
   b.current->site = site;

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
-#include <source_location>
+#include "kernels/emu/source_site.h"
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,7 +36,7 @@ struct Fiber {
   Dim3 idx;
   unsigned linear = 0;
   Wait wait = Wait::none;
-  std::source_location site;  // of the barrier or collective it waits at
+  emu::SourceSite site;  // of the barrier or collective it waits at
   const char* kind = "";
   std::byte result[kSlotBytes]{};  // its output of the last warp collective
   std::vector<CopyInFlight> copies;  // explored schedules only

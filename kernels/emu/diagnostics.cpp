@@ -10,7 +10,7 @@ std::string text(const Dim3& d) {
   return os.str();
 }
 
-std::string text(const std::source_location& s) {
+std::string text(const emu::SourceSite& s) {
   std::string file = s.file_name();
   if (const auto slash = file.rfind('/'); slash != std::string::npos) file = file.substr(slash + 1);
   return file + ":" + std::to_string(s.line());

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <cstring>
-#include <source_location>
+#include "kernels/emu/source_site.h"
 #include <string>
 
 #include "kernels/emu/block.h"
@@ -11,7 +11,7 @@
 namespace flashproof::emu::detail {
 
 std::string text(const Dim3& d);
-std::string text(const std::source_location& s);  // file name without its folders, and line
+std::string text(const emu::SourceSite& s);  // file name without its folders, and line
 std::string thread_text(const Block& b, unsigned linear);
 // "kernel K, block (x,y,z), thread (x,y,z)".
 std::string where(const Block& b, unsigned linear);

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <source_location>
+#include "kernels/emu/source_site.h"
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -57,7 +57,7 @@ std::byte* dynamic_smem();
 std::size_t dynamic_smem_size();
 
 // __syncthreads: every live thread of the block must reach the same barrier call.
-void sync_block(std::source_location site = std::source_location::current());
+void sync_block(emu::SourceSite site = emu::SourceSite::current());
 
 // Checks an access of `bytes` bytes at p by thread `thread` (default: the running one) to dynamic
 // shared memory: in bounds, and no other thread wrote it (or, for a write, read or wrote it) since
@@ -70,7 +70,7 @@ void check_smem(const void* p, std::size_t bytes, bool write, int thread = -1);
 // lanes outside the mask hold zero-initialised values) and every lane gets its output.
 inline constexpr std::size_t kSlotBytes = 64;
 using SlotCompute = void (*)(const std::byte* in_slots, std::byte* out_slots, std::uint32_t mask);
-void warp_collective_raw(const char* kind, std::source_location site, std::uint32_t mask, const void* in,
+void warp_collective_raw(const char* kind, emu::SourceSite site, std::uint32_t mask, const void* in,
                          std::size_t in_bytes, void* out, std::size_t out_bytes, SlotCompute compute);
 
 template <class In, class Out, void (*Compute)(const In*, Out*, std::uint32_t)>
@@ -83,7 +83,7 @@ void run_on_slots(const std::byte* in_slots, std::byte* out_slots, std::uint32_t
 }
 
 template <class In, class Out, void (*Compute)(const In*, Out*, std::uint32_t)>
-Out warp_collective(const char* kind, std::source_location site, std::uint32_t mask, const In& in) {
+Out warp_collective(const char* kind, emu::SourceSite site, std::uint32_t mask, const In& in) {
   static_assert(std::is_trivially_copyable_v<In> && std::is_trivially_copyable_v<Out>);
   static_assert(sizeof(In) <= kSlotBytes && sizeof(Out) <= kSlotBytes);
   Out out{};

@@ -4,7 +4,16 @@
 #include <memory>
 #include <utility>
 
+// GCC says AddressSanitizer is on with __SANITIZE_ADDRESS__, clang 14 only through __has_feature.
 #if defined(__SANITIZE_ADDRESS__)
+#define FP_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FP_ADDRESS_SANITIZER 1
+#endif
+#endif
+
+#if defined(FP_ADDRESS_SANITIZER)
 #include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -21,7 +30,7 @@ struct EmulatorOwnedStack {
 // when a fiber unwinds an exception): before it, the stack about to run, and after it, on the
 // stack now running, that the switch completed. A null `saved` when the stack left is done for.
 void announce_switch(void** saved, const void* stack, std::size_t size) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FP_ADDRESS_SANITIZER)
   __sanitizer_start_switch_fiber(saved, stack, size);
 #else
   (void)saved, (void)stack, (void)size;
@@ -29,7 +38,7 @@ void announce_switch(void** saved, const void* stack, std::size_t size) {
 }
 
 void switch_completed(void* saved, const void** from_stack, std::size_t* from_size) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FP_ADDRESS_SANITIZER)
   __sanitizer_finish_switch_fiber(saved, from_stack, from_size);
 #else
   (void)saved, (void)from_stack, (void)from_size;
@@ -39,7 +48,7 @@ void switch_completed(void* saved, const void** from_stack, std::size_t* from_si
 }  // namespace
 
 void forget_old_frames(char* stack, std::size_t size) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(FP_ADDRESS_SANITIZER)
   __asan_unpoison_memory_region(stack, size);
 #else
   (void)stack, (void)size;

@@ -12,7 +12,7 @@ namespace flashproof::emu {
 
 using namespace detail;
 
-void warp_collective_raw(const char* kind, std::source_location site, std::uint32_t mask, const void* in,
+void warp_collective_raw(const char* kind, emu::SourceSite site, std::uint32_t mask, const void* in,
                          std::size_t in_bytes, void* out, std::size_t out_bytes, SlotCompute compute) {
   Block& b = block();
   Fiber& self = *b.current;

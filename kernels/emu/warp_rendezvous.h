@@ -5,7 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <source_location>
+#include "kernels/emu/source_site.h"
 
 #include "kernels/emu/emulator.h"
 
@@ -14,7 +14,7 @@ namespace flashproof::emu::detail {
 struct Rendezvous {
   bool open = false;
   const char* kind = "";
-  std::source_location site;
+  emu::SourceSite site;
   std::uint32_t mask = 0;
   std::uint32_t arrived = 0;
   std::byte in[32 * kSlotBytes]{};

@@ -75,7 +75,7 @@ class FlashBuffer {
   void download(void* host, std::size_t bytes) const;
 
  private:
-  FlashTarget target_;
+  [[maybe_unused]] FlashTarget target_;  // read only in builds with CUDA (api.cpp)
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
 };
