@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "proofs/proof.h"
+#include "proofs/obligation.h"
 
 namespace flashproof::proofs {
 

@@ -9,7 +9,7 @@
 
 #include "proofs/fp32_lemmas.h"
 #include "proofs/fp32_terms.h"
-#include "proofs/proof.h"
+#include "proofs/obligation.h"
 
 namespace flashproof::proofs::fp32 {
 

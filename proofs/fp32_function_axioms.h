@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "proofs/fp32_terms.h"
-#include "proofs/proof.h"
+#include "proofs/obligation.h"
 
 namespace flashproof::proofs::fp32 {
 

@@ -11,7 +11,7 @@
 #include <optional>
 
 #include "proofs/fp32_terms.h"
-#include "proofs/proof.h"
+#include "proofs/obligation.h"
 
 namespace flashproof::proofs::fp32 {
 

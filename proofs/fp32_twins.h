@@ -5,7 +5,7 @@
 #include "kernels/algo/online_softmax.h"
 #include "kernels/algo/softmax_backward.h"
 #include "proofs/fp32_terms.h"
-#include "proofs/proof.h"
+#include "proofs/obligation.h"
 
 namespace flashproof::proofs::fp32 {
 

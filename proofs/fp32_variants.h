@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "proofs/fp32_chain.h"
-#include "proofs/proof.h"
+#include "proofs/obligation.h"
 
 namespace flashproof::proofs::fp32 {
 

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "proofs/obligation.h"
+
 namespace flashproof::proofs {
 namespace {
 

@@ -2,13 +2,18 @@
 // a twin: the same queries on a deliberately wrong variant, which must yield a counterexample.
 // Results are three-valued, as in Alive2: proved / counterexample (validated model printed) /
 // unknown (Z3's reason printed). Only "proved" passes; a timeout is unknown, hence a failure.
+//
+// Z3 stays behind this header (as Alive2 keeps it behind its own expressions): callers such as
+// cli/ see the proofs by name and run them; only proofs/ builds obligations (proofs/obligation.h).
 #pragma once
-
-#include <z3++.h>
 
 #include <functional>
 #include <string>
 #include <vector>
+
+namespace z3 {
+class context;
+}  // namespace z3
 
 namespace flashproof::proofs {
 
@@ -17,12 +22,7 @@ enum class Variant { shipped, twin };
 
 const char* to_string(Outcome o);
 
-// "assumptions imply goal", checked by asking Z3 for a model of assumptions and not goal.
-struct Obligation {
-  std::string name;
-  std::vector<z3::expr> assumptions;
-  z3::expr goal;
-};
+struct Obligation;  // proofs/obligation.h
 
 struct ProofSpec {
   std::string name;       // the `flashproof prove NAME` name

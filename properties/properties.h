@@ -14,7 +14,7 @@
 
 #include "core/attention_impl.h"
 #include "harness/check.h"
-#include "properties/generators.h"
+#include "properties/generator_limits.h"
 
 namespace flashproof::properties {
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "harness/case_file.h"
+#include "properties/generators.h"
 
 namespace flashproof::properties {
 
