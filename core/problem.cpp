@@ -17,8 +17,7 @@ std::string positive_error(const char* name, std::int64_t v) {
 
 std::string Problem::validate() const {
   ++validations;
-  for (auto [name, v] : {std::pair{"batch", batch}, {"heads_q", heads_q}, {"heads_kv", heads_kv},
-                         {"seqlen_q", seqlen_q}, {"seqlen_k", seqlen_k}, {"head_dim", head_dim}}) {
+  for (const auto& [name, v] : sizes()) {
     if (auto e = positive_error(name, v); !e.empty()) return e;
   }
   if (heads_q % heads_kv != 0)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/dtype.h"
 
@@ -26,6 +27,13 @@ struct Problem {
 
   static constexpr std::int64_t max_head_dim = 256;
   static constexpr std::int64_t max_elements = std::int64_t{1} << 34;
+
+  // The six sizes with their record names, in the order every record lists them (case files, the
+  // check's record, the exchange's case.json, Python's params): one list, so no writer misses one.
+  std::array<std::pair<const char*, std::int64_t>, 6> sizes() const {
+    return {{{"batch", batch}, {"heads_q", heads_q}, {"heads_kv", heads_kv},
+             {"seqlen_q", seqlen_q}, {"seqlen_k", seqlen_k}, {"head_dim", head_dim}}};
+  }
 
   // Empty when valid; otherwise one line naming the problem, e.g.
   // "heads_q (6) must be a multiple of heads_kv (4)".

@@ -96,14 +96,14 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
 
   const auto record = [&](const CampaignTask& t, CaseOutcome o) {
     SavedFailure failure;
-    if (o.status == "fail" || o.status == "crash") {
+    if (o.status == CaseStatus::fail || o.status == CaseStatus::crash) {
       failure = save_failure(spec, t, o);
       result.failure_files.push_back(failure.path);
     }
-    if (o.status == "crash") o.logit_scale = crashed_case_logit_scale(t.c, t.options);
+    if (o.status == CaseStatus::crash) o.logit_scale = crashed_case_logit_scale(t.c, t.options);
     log.append(case_record(spec, identity.id, t, o, failure));
     ++result.run;
-    progress.update(result.run, log.count("fail"), log.count("crash"));
+    progress.update(result.run, log.count(CaseStatus::fail), log.count(CaseStatus::crash));
   };
 
   std::vector<Running> running;
@@ -140,15 +140,15 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
       for (Running& r : running) children.push_back(r.child.get());
       wait_for_any(children, 0.25);
     }
-    progress.update(result.run, log.count("fail"), log.count("crash"));
+    progress.update(result.run, log.count(CaseStatus::fail), log.count(CaseStatus::crash));
   }
-  progress.finish(result.run, log.count("fail"), log.count("crash"));
+  progress.finish(result.run, log.count(CaseStatus::fail), log.count(CaseStatus::crash));
   fs::remove_all(fs::path(spec.out) / ".work", ec);
-  result.pass = log.count("pass");
-  result.fail = log.count("fail");
-  result.out_of_domain = log.count("out-of-domain");
-  result.not_judged = log.count("not-judged");
-  result.crash = log.count("crash");
+  result.pass = log.count(CaseStatus::pass);
+  result.fail = log.count(CaseStatus::fail);
+  result.out_of_domain = log.count(CaseStatus::out_of_domain);
+  result.not_judged = log.count(CaseStatus::not_judged);
+  result.crash = log.count(CaseStatus::crash);
   write_end_marker(spec, log.records());
   return result;
 }

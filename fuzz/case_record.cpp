@@ -19,7 +19,7 @@ json::Value case_record(const CampaignSpec& spec, const std::string& campaign_id
           {"index", t.index},
           {"impl", t.impl},
           {"where", o.where},
-          {"status", o.status},
+          {"status", case_status_name(o.status)},
           {"kind", t.kind},
           {"logit_scale", o.logit_scale},
           {"case", record_case(t.c, t.options)},

@@ -86,10 +86,11 @@ bool read_answer(const std::string& text, CaseOutcome& o) {
   if (!answer.is_object()) return false;
   const json::Value* seconds = json::find(answer, "seconds");
   const json::Value* record = json::find(answer, "record");
-  const auto status = json::string(answer.value("status", json::Value()));
+  const auto status_name = json::string(answer.value("status", json::Value()));
+  const std::optional<CaseStatus> status = parse_case_status(status_name.value_or(""));
   const auto why = json::string(answer.value("why", json::Value()));
   const auto scale = json::record_number(answer.value("logit_scale", json::Value()));
-  if (!status || status->empty() || !why || !scale || seconds == nullptr || !seconds->is_object() || record == nullptr || !record->is_object())
+  if (!status || *status == CaseStatus::crash || !why || !scale || seconds == nullptr || !seconds->is_object() || record == nullptr || !record->is_object())
     return false;
   const auto time = [&](const char* key) { return json::record_number(seconds->value(key, json::Value())); };
   const auto impl = time("impl"), reference = time("reference"), bounds = time("bounds");
@@ -112,12 +113,12 @@ CaseOutcome outcome_of(const ChildEnd& end) {
   CaseOutcome o;
   o.seconds_total = end.seconds;
   if (!end.normal) {
-    o.status = "crash";
+    o.status = CaseStatus::crash;
     o.why = end.problem;
   } else if (!read_answer(end.result, o)) {
     o = CaseOutcome{};
     o.seconds_total = end.seconds;
-    o.status = "crash";
+    o.status = CaseStatus::crash;
     o.why = "the check's child process ended without a complete result";
   }
   return o;

@@ -11,7 +11,7 @@
 namespace flashproof::fuzz {
 
 struct CaseOutcome {
-  std::string status;        // pass, fail, out-of-domain, crash
+  CaseStatus status = CaseStatus::crash;  // the check's verdict, or crash
   std::string why;           // fail: the first reason; crash: what ended the process
   json::Value record;        // the check's record (harness/check.h's to_json); null for a crash
   std::string where;         // the record's case.where (host, gpu, emulated); empty for a crash

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 SavedFailure save_failure(const CampaignSpec& spec, const CampaignTask& t, const CaseOutcome& o) {
   Case saved = t.c;
   std::string note = "fuzz campaign seed " + std::to_string(spec.generator.seed) + ", case " + std::to_string(t.index) +
-                     " (" + t.kind + ", " + t.c.problem.describe() + "): " + o.status + (o.why.empty() ? "" : ": " + o.why);
+                     " (" + t.kind + ", " + t.c.problem.describe() + "): " + case_status_name(o.status) + (o.why.empty() ? "" : ": " + o.why);
   if (spec.shrink) {
     // Candidates are smaller than the case, so a shorter limit suffices, and a hang then costs
     // minutes, not hours, to shrink.

@@ -31,11 +31,13 @@ void write_all(int fd, const std::string& text, const std::string& path) {
   }
 }
 
-// A line's record and its key and status; nullopt when the line is not a complete record.
+// A line's record and its key and status; nullopt when the line is not a complete record (a
+// status none of core/verdict.h's names counts as incomplete: the pair is run again).
 struct KeyedRecord {
   json::Value record;
   std::uint64_t index;
-  std::string impl, status;
+  std::string impl;
+  CaseStatus status;
 };
 
 std::optional<KeyedRecord> parse_record(const std::string& line) {
@@ -45,7 +47,9 @@ std::optional<KeyedRecord> parse_record(const std::string& line) {
     const json::Value* m = json::find(j, "impl");
     const json::Value* s = json::find(j, "status");
     if (i == nullptr || m == nullptr || s == nullptr || !m->is_string() || !json::unsigned64(*i)) return std::nullopt;
-    KeyedRecord r{{}, *json::unsigned64(*i), *json::string(*m), json::string(*s).value_or("")};
+    const std::optional<CaseStatus> status = parse_case_status(json::string(*s).value_or(""));
+    if (!status) return std::nullopt;
+    KeyedRecord r{{}, *json::unsigned64(*i), *json::string(*m), *status};
     r.record = std::move(j);
     return r;
   } catch (const std::invalid_argument&) {
@@ -115,18 +119,19 @@ ResultsLog::~ResultsLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ResultsLog::remember(std::uint64_t index, const std::string& impl, const std::string& status) {
+void ResultsLog::remember(std::uint64_t index, const std::string& impl, CaseStatus status) {
   done_.insert({index, impl});
   statuses_.insert(status);
 }
 
-std::size_t ResultsLog::count(const std::string& status) const { return statuses_.count(status); }
+std::size_t ResultsLog::count(CaseStatus status) const { return statuses_.count(status); }
 
 void ResultsLog::append(const json::Value& record) {
   if (!record.is_object()) throw std::logic_error("a campaign record must be an object");
   const std::optional<std::uint64_t> index = json::unsigned64(record.value("index", json::Value()));
   const std::optional<std::string> impl = json::string(record.value("impl", json::Value()));
-  const std::optional<std::string> status = json::string(record.value("status", json::Value()));
+  const std::optional<CaseStatus> status =
+      parse_case_status(json::string(record.value("status", json::Value())).value_or(""));
   if (!index || !impl || !status) throw std::logic_error("a campaign record needs an index, an impl and a status");
   // One line, written with one write: O_APPEND keeps it whole.
   write_all(fd_, json::write(record, fuzz_record_layout()) + "\n", path_);

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/json.h"
+#include "core/verdict.h"
 
 namespace flashproof::fuzz {
 
@@ -34,17 +35,17 @@ class ResultsLog {
   std::size_t records() const { return done_.size(); }
   std::size_t dropped_lines() const { return dropped_; }  // incomplete or unreadable lines cut off
   // Status counts of the records read at opening and appended since.
-  std::size_t count(const std::string& status) const;
+  std::size_t count(CaseStatus status) const;
 
   // Appends one record (an object with "index", "impl" and "status"; fuzz_record_layout()).
   void append(const json::Value& record);
 
  private:
-  void remember(std::uint64_t index, const std::string& impl, const std::string& status);
+  void remember(std::uint64_t index, const std::string& impl, CaseStatus status);
   std::string path_;
   int fd_ = -1;
   std::set<std::pair<std::uint64_t, std::string>> done_;
-  std::multiset<std::string> statuses_;
+  std::multiset<CaseStatus> statuses_;
   std::size_t dropped_ = 0;
 };
 

@@ -206,12 +206,7 @@ json::Value case_json(const Case& c, const CheckOptions& o, const std::string& n
   if (!property.empty()) j["property"] = property;
   j["impl"] = c.impl;
   j["dtype"] = dtype_name(p.dtype);
-  j["batch"] = p.batch;
-  j["heads_q"] = p.heads_q;
-  j["heads_kv"] = p.heads_kv;
-  j["seqlen_q"] = p.seqlen_q;
-  j["seqlen_k"] = p.seqlen_k;
-  j["head_dim"] = p.head_dim;
+  for (const auto& [name, size] : p.sizes()) j[name] = size;
   j["window_left"] = p.window_left;
   j["window_right"] = p.window_right;
   j["scale"] = p.scale ? json::Value(finite("scale", static_cast<double>(*p.scale))) : json::Value(nullptr);

@@ -12,6 +12,7 @@
 #include "core/generators.h"
 #include "core/metrics.h"
 #include "core/problem.h"
+#include "core/verdict.h"
 #include "reference/reference.h"
 
 namespace flashproof {
@@ -60,11 +61,6 @@ struct CheckOptions {
   // a few 2^-8), far below a wrong answer's.
   double envelope_slack = 1.0 / 16;
 };
-
-// not_judged: nothing failed, but some compared element had no finite rigorous bound, so its
-// accuracy was not judged (only its bound-free envelope was checked); never reported as pass.
-enum class Verdict { pass, fail, out_of_domain, not_judged };
-const char* verdict_name(Verdict v);
 
 // Results beyond the output dtype's range. Inside the valid input domain an exact result can
 // still exceed what the dtype holds; docs/spec.md ("Valid domain") asks that every result meet its bound there, and never

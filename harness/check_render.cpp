@@ -68,12 +68,7 @@ json::Value check_record_json(const CheckRecord& r) {
   c["impl"] = r.c.impl;
   c["where"] = r.impl_where;
   c["dtype"] = dtype_name(p.dtype);
-  c["batch"] = p.batch;
-  c["heads_q"] = p.heads_q;
-  c["heads_kv"] = p.heads_kv;
-  c["seqlen_q"] = p.seqlen_q;
-  c["seqlen_k"] = p.seqlen_k;
-  c["head_dim"] = p.head_dim;
+  for (const auto& [name, size] : p.sizes()) c[name] = size;
   c["scale"] = static_cast<double>(p.softmax_scale());
   c["window_left"] = p.window_left;
   c["window_right"] = p.window_right;

@@ -64,12 +64,7 @@ std::string meta_json(const Case& c, const Inputs& in) {
   j["version"] = 1;
   j["dtype"] = dtype_name(p.dtype);
   j["element_bytes"] = dtype_bytes(p.dtype);
-  j["batch"] = p.batch;
-  j["heads_q"] = p.heads_q;
-  j["heads_kv"] = p.heads_kv;
-  j["seqlen_q"] = p.seqlen_q;
-  j["seqlen_k"] = p.seqlen_k;
-  j["head_dim"] = p.head_dim;
+  for (const auto& [name, size] : p.sizes()) j[name] = size;
   j["q_shape"] = json::Value::array({p.batch, p.seqlen_q, p.heads_q, p.head_dim});
   j["kv_shape"] = json::Value::array({p.batch, p.seqlen_k, p.heads_kv, p.head_dim});
   j["lse_shape"] = json::Value::array({p.batch, p.heads_q, p.seqlen_q});

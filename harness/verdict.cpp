@@ -6,17 +6,6 @@
 
 namespace flashproof {
 
-const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::pass: return "pass";
-    case Verdict::fail: return "fail";
-    case Verdict::out_of_domain: return "out-of-domain";
-    case Verdict::not_judged: return "not-judged";
-  }
-  return "?";
-}
-
-
 namespace {
 
 double max_finite_abs(const std::vector<double>& v) {

@@ -24,10 +24,10 @@ struct TensorAccumulator {
 
   void add(const FuzzRecord& r, const TensorResult& t) {
     ++stats.cases;
-    if (t.verdict == "pass") ++stats.pass;
-    if (t.verdict == "fail") ++stats.fail;
-    if (t.verdict == "out-of-domain") ++stats.out_of_domain;
-    if (t.verdict == "not-judged") ++stats.not_judged;
+    if (t.verdict == Verdict::pass) ++stats.pass;
+    if (t.verdict == Verdict::fail) ++stats.fail;
+    if (t.verdict == Verdict::out_of_domain) ++stats.out_of_domain;
+    if (t.verdict == Verdict::not_judged) ++stats.not_judged;
     if (t.regression) ++stats.regression;
     if (!r.judged(t)) return;
     if (t.max_ulps) ulps.push_back(*t.max_ulps);
@@ -46,11 +46,11 @@ struct ImplAccumulator {
 
   void add(const FuzzRecord& r) {
     ++stats.cases;
-    if (r.status == "pass") ++stats.pass;
-    if (r.status == "fail") ++stats.fail;
-    if (r.status == "out-of-domain") ++stats.out_of_domain;
-    if (r.status == "not-judged") ++stats.not_judged;
-    if (r.status == "crash") ++stats.crash;
+    if (r.status == CaseStatus::pass) ++stats.pass;
+    if (r.status == CaseStatus::fail) ++stats.fail;
+    if (r.status == CaseStatus::out_of_domain) ++stats.out_of_domain;
+    if (r.status == CaseStatus::not_judged) ++stats.not_judged;
+    if (r.status == CaseStatus::crash) ++stats.crash;
     if (!r.in_domain) ++stats.not_in_domain;
     for (const TensorResult& t : r.tensors) tensors[t.name].add(r, t);
   }

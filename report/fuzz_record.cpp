@@ -15,7 +15,7 @@ bool is_true(const json::Value* v) { return v != nullptr && v->is_boolean() && v
 TensorResult tensor_from_json(const json::Value& t) {
   TensorResult r;
   r.name = read_string(json::find(t, "name"), "?");
-  r.verdict = read_string(json::find(t, "verdict"), "?");
+  r.verdict = parse_verdict(read_string(json::find(t, "verdict"), "?"));
   r.regression = is_true(json::find(t, "regression"));
   const json::Value* errors = json::find(t, "errors");
   if (errors != nullptr) {
@@ -51,7 +51,8 @@ TensorResult tensor_from_json(const json::Value& t) {
 }  // namespace
 
 bool FuzzRecord::judged(const TensorResult& t) const {
-  return (status == "pass" || status == "fail" || status == "not-judged") && t.verdict != "out-of-domain";
+  return (status == CaseStatus::pass || status == CaseStatus::fail || status == CaseStatus::not_judged) &&
+         t.verdict != Verdict::out_of_domain;
 }
 
 FuzzRecord fuzz_record_from_json(const json::Value& line) {
@@ -67,11 +68,11 @@ FuzzRecord fuzz_record_from_json(const json::Value& line) {
   FuzzRecord r;
   r.index = *index;
   r.impl = read_string(json::find(line, "impl"));
-  r.status = read_string(json::find(line, "status"));
+  const std::string status = read_string(json::find(line, "status"));
   if (r.impl.empty()) throw std::invalid_argument("missing \"impl\"");
-  if (r.status != "pass" && r.status != "fail" && r.status != "out-of-domain" &&
-      r.status != "not-judged" && r.status != "crash")
-    throw std::invalid_argument("unknown status " + shown(r.status));
+  const std::optional<CaseStatus> known = parse_case_status(status);
+  if (!known) throw std::invalid_argument("unknown status " + shown(status));
+  r.status = *known;
   r.campaign_seed = scalar_text(json::find(line, "campaign_seed"));
   r.where = read_string(json::find(line, "where"));
   r.kind = read_string(json::find(line, "kind"), "?");
@@ -95,8 +96,8 @@ FuzzRecord fuzz_record_from_json(const json::Value& line) {
       r.in_domain = d->get<bool>();
     if (const json::Value* tensors = json::find(*record, "tensors"); tensors != nullptr && tensors->is_array())
       for (const json::Value& t : *tensors) r.tensors.push_back(tensor_from_json(t));
-  } else if (r.status != "crash") {
-    throw std::invalid_argument("status " + r.status + " without a check record");
+  } else if (r.status != CaseStatus::crash) {
+    throw std::invalid_argument("status " + status + " without a check record");
   }
   return r;
 }

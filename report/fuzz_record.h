@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/verdict.h"
 
 namespace flashproof::report {
 
@@ -13,7 +14,7 @@ namespace flashproof::report {
 // +-infinity or NaN.
 struct TensorResult {
   std::string name;     // O, LSE, dQ, dK, dV
-  std::string verdict;  // pass, fail, out-of-domain, not-judged
+  std::optional<Verdict> verdict;  // none when the record names none of core/verdict.h's
   bool regression = false;  // rule 3 (docs/spec.md "Verdicts") reported (error above k x the naive baseline's + floor)
   std::optional<double> max_ulps, max_rel, max_abs;
   std::optional<double> baseline_max_abs;  // the naive baseline's max_abs on the same inputs; NaN where it is not finite
@@ -30,7 +31,8 @@ struct FuzzRecord {
   std::string source;         // the campaign directory it was read from
   std::string campaign_seed;  // the record's campaign_seed, else campaign.json's; "" if neither
   long long index = 0;
-  std::string impl, where, status, kind;
+  std::string impl, where, kind;
+  CaseStatus status = CaseStatus::crash;
   std::string dtype;                       // the case's dtype ("?" when the record does not say)
   std::string case_seed;                   // the case's own seed (text)
   long long seqlen_k = -1, head_dim = -1;  // -1 when unknown

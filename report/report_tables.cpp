@@ -17,10 +17,10 @@ Table table(std::vector<std::string> header, std::vector<Column> columns) {
 
 // What a failure or crash amounts to in one cell: the failed tensors, or what the crash said.
 std::string failure_what(const FuzzRecord& r) {
-  if (r.status == "crash") return r.error.empty() ? "crash" : r.error;
+  if (r.status == CaseStatus::crash) return r.error.empty() ? "crash" : r.error;
   std::string failed;
   for (const TensorResult& t : r.tensors)
-    if (t.verdict == "fail") failed += (failed.empty() ? "" : ", ") + t.name;
+    if (t.verdict == Verdict::fail) failed += (failed.empty() ? "" : ", ") + t.name;
   return failed.empty() ? r.error : failed + " failed";
 }
 
@@ -129,7 +129,7 @@ Table worst_table(const Report& report, const DtypeReport& d) {
   std::size_t rank = 0;
   for (const ListedWorstCase& w : d.worst) {
     const FuzzRecord& r = report.merged.records[w.worst.record];
-    t.rows.push_back({count(++rank), r.impl, case_label(report, r), r.kind, r.status,
+    t.rows.push_back({count(++rank), r.impl, case_label(report, r), r.kind, case_status_name(r.status),
                       w.worst.tensor, number_text(w.worst.error_over_bound),
                       number_text(w.worst.max_ulps),
                       w.replay.empty() ? "(no case in the record)" : w.replay});
@@ -143,7 +143,7 @@ Table failure_table(const Report& report, const DtypeReport& d, std::size_t limi
       {Column::text, Column::text, Column::text, Column::status, Column::prose, Column::code});
   for (std::size_t i = 0; i < d.failures.size() && i < limit; ++i) {
     const FuzzRecord& r = report.merged.records[d.failures[i]];
-    t.rows.push_back({r.impl, case_label(report, r), r.kind, r.status, failure_what(r),
+    t.rows.push_back({r.impl, case_label(report, r), r.kind, case_status_name(r.status), failure_what(r),
                       r.replay.empty() ? "-" : r.replay});
   }
   return t;

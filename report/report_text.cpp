@@ -16,11 +16,11 @@ std::string one_line_summary(const Report& report) {
   const MergedCampaigns& m = report.merged;
   std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;
   for (const FuzzRecord& r : m.records) {
-    pass += r.status == "pass";
-    not_judged += r.status == "not-judged";
-    fail += r.status == "fail";
-    out_of_domain += r.status == "out-of-domain";
-    crash += r.status == "crash";
+    pass += r.status == CaseStatus::pass;
+    not_judged += r.status == CaseStatus::not_judged;
+    fail += r.status == CaseStatus::fail;
+    out_of_domain += r.status == CaseStatus::out_of_domain;
+    crash += r.status == CaseStatus::crash;
   }
   std::string s = counted(m.records.size(), "record", "records") + " from " +
                   counted(m.inputs.size(), "input", "inputs");

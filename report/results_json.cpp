@@ -95,7 +95,7 @@ json::Value record_identity(const FuzzRecord& r) {
   j["impl"] = r.impl;
   j["campaign_seed"] = r.campaign_seed;
   j["index"] = count(r.index);
-  j["status"] = r.status;
+  j["status"] = case_status_name(r.status);
   j["kind"] = r.kind;
   j["source"] = r.source;
   return j;
@@ -115,7 +115,7 @@ json::Value failure_json(const FuzzRecord& r) {
   json::Value j = record_identity(r);
   json::Value failed = json::Value::array();
   for (const TensorResult& t : r.tensors)
-    if (t.verdict == "fail") failed.push_back(t.name);
+    if (t.verdict == Verdict::fail) failed.push_back(t.name);
   j["failed_tensors"] = std::move(failed);
   j["error"] = r.error;
   j["failure_file"] = r.failure_file;

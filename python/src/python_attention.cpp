@@ -58,12 +58,7 @@ void write_bytes(HostTensor& t, nb::handle data, const std::string& what) {
 
 nb::dict params_of(const Problem& p) {
   nb::dict d;
-  d["batch"] = p.batch;
-  d["heads_q"] = p.heads_q;
-  d["heads_kv"] = p.heads_kv;
-  d["seqlen_q"] = p.seqlen_q;
-  d["seqlen_k"] = p.seqlen_k;
-  d["head_dim"] = p.head_dim;
+  for (const auto& [name, size] : p.sizes()) d[name] = size;
   d["dtype"] = std::string(dtype_name(p.dtype));
   d["scale"] = static_cast<double>(p.softmax_scale());
   d["window_left"] = p.window_left;

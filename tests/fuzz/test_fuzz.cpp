@@ -951,7 +951,7 @@ TEST(ChildAnswer, IsReadOnceAndAnUnreadableOneIsACrash) {
   end.seconds = 2;
   end.result = R"({"status": "fail", "why": "O: above bound", "logit_scale": "inf", "seconds": {"impl": 0.5, "reference": 0.25, "bounds": 0.125}, "record": {"case": {"where": "host"}, "verdict": "fail"}})";
   const CaseOutcome o = outcome_of(end);
-  EXPECT_EQ(o.status, "fail");
+  EXPECT_EQ(o.status, CaseStatus::fail);
   EXPECT_EQ(o.why, "O: above bound");
   EXPECT_EQ(o.where, "host");
   EXPECT_TRUE(std::isinf(o.logit_scale));
@@ -961,16 +961,18 @@ TEST(ChildAnswer, IsReadOnceAndAnUnreadableOneIsACrash) {
   EXPECT_EQ(json::write(o.record), R"({"case": {"where": "host"}, "verdict": "fail"})");
   for (const char* broken : {"", "pass\n\n0\n0 0 0\n{}", "[1]", R"({"status": "pass", "why": "", "logit_scale": 1, "seconds": {"impl": 0, "reference": 0, "bounds": 0}})",
                              R"({"status": "", "why": "", "logit_scale": 1, "seconds": {"impl": 0, "reference": 0, "bounds": 0}, "record": {}})",
-                             R"({"status": "pass", "why": "", "logit_scale": 1, "seconds": 3, "record": {}})"}) {
+                             R"({"status": "pass", "why": "", "logit_scale": 1, "seconds": 3, "record": {}})",
+                             // A status that is no verdict's name (core/verdict.h) is no answer.
+                             R"({"status": "passed", "why": "", "logit_scale": 1, "seconds": {"impl": 0, "reference": 0, "bounds": 0}, "record": {}})"}) {
     end.result = broken;
     const CaseOutcome bad = outcome_of(end);
-    EXPECT_EQ(bad.status, "crash") << broken;
+    EXPECT_EQ(bad.status, CaseStatus::crash) << broken;
     EXPECT_EQ(bad.why, "the check's child process ended without a complete result") << broken;
     EXPECT_TRUE(bad.record.is_null()) << broken;
   }
   end.normal = false;
   end.problem = "killed by signal 11 (Segmentation fault)";
-  EXPECT_EQ(outcome_of(end).status, "crash");
+  EXPECT_EQ(outcome_of(end).status, CaseStatus::crash);
   EXPECT_EQ(outcome_of(end).why, end.problem);
 }
 

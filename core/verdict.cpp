@@ -1,0 +1,48 @@
+#include "core/verdict.h"
+
+#include <array>
+
+namespace flashproof {
+namespace {
+
+constexpr std::array kStatuses = {CaseStatus::pass, CaseStatus::fail, CaseStatus::out_of_domain,
+                                  CaseStatus::not_judged, CaseStatus::crash};
+
+}  // namespace
+
+const char* case_status_name(CaseStatus s) {
+  switch (s) {
+    case CaseStatus::pass: return "pass";
+    case CaseStatus::fail: return "fail";
+    case CaseStatus::out_of_domain: return "out-of-domain";
+    case CaseStatus::not_judged: return "not-judged";
+    case CaseStatus::crash: return "crash";
+  }
+  return "?";
+}
+
+std::optional<CaseStatus> parse_case_status(std::string_view name) {
+  for (CaseStatus s : kStatuses)
+    if (name == case_status_name(s)) return s;
+  return std::nullopt;
+}
+
+CaseStatus case_status(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return CaseStatus::pass;
+    case Verdict::fail: return CaseStatus::fail;
+    case Verdict::out_of_domain: return CaseStatus::out_of_domain;
+    case Verdict::not_judged: return CaseStatus::not_judged;
+  }
+  return CaseStatus::fail;
+}
+
+const char* verdict_name(Verdict v) { return case_status_name(case_status(v)); }
+
+std::optional<Verdict> parse_verdict(std::string_view name) {
+  for (Verdict v : {Verdict::pass, Verdict::fail, Verdict::out_of_domain, Verdict::not_judged})
+    if (name == verdict_name(v)) return v;
+  return std::nullopt;
+}
+
+}  // namespace flashproof

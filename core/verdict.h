@@ -1,0 +1,27 @@
+// The verdict of a check and the status of a campaign's case, with the names records carry, in
+// one place: the harness gives verdicts (harness/verdict.h), campaigns write and count statuses
+// (fuzz/), the report reads them back (report/fuzz_record.h). A name read from a record that is
+// none of these is an error, never a silent pass.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace flashproof {
+
+// not_judged: nothing failed, but some compared element had no finite rigorous bound, so its
+// accuracy was not judged (only its bound-free envelope was checked); never reported as pass. A
+// record's verdict is its tensors' worst: fail, then out_of_domain, not_judged, pass.
+enum class Verdict { pass, fail, out_of_domain, not_judged };
+
+const char* verdict_name(Verdict v);  // "pass", "fail", "out-of-domain", "not-judged"
+std::optional<Verdict> parse_verdict(std::string_view name);
+
+// A campaign case: the check's verdict, or crash (the implementation or the check itself died).
+enum class CaseStatus { pass, fail, out_of_domain, not_judged, crash };
+
+CaseStatus case_status(Verdict v);
+const char* case_status_name(CaseStatus s);  // the verdict's name, or "crash"
+std::optional<CaseStatus> parse_case_status(std::string_view name);
+
+}  // namespace flashproof
