@@ -1,7 +1,9 @@
 // The verdict of a check and the status of a campaign's case, with the names records carry, in
 // one place: the harness gives verdicts (harness/verdict.h), campaigns write and count statuses
-// (fuzz/), the report reads them back (report/fuzz_record.h). A name read from a record that is
-// none of these is an error, never a silent pass.
+// (fuzz/), the report reads them back (report/fuzz_record.h). The parsers return nothing for a
+// name that is none of these: a case status read back is then refused (a child's answer counts as
+// a crash, a resumed campaign's line is cut off and its pair runs again, a report line is an
+// error), a tensor's verdict counts in no column.
 #pragma once
 
 #include <optional>

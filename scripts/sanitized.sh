@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The harness under AddressSanitizer + UndefinedBehaviorSanitizer (-DFLASHPROOF_SANITIZE=ON, any UB
 # aborts) in build-asan/, built with clang so that the parsers' libFuzzer targets
-# (scripts/fuzz-parsers.sh) link the same objects (-DFLASHPROOF_FUZZ_PARSERS=ON: every object
-# carries libFuzzer's coverage). Without arguments: the representative subset CI runs
+# (scripts/fuzz-parsers.sh) link the same objects (-DFLASHPROOF_FUZZ_PARSERS=ON: the parsers'
+# sources also carry libFuzzer's coverage, tests/parsers/CMakeLists.txt). Without arguments: the representative subset CI runs
 # (scripts/test.sh calls it): the check pipeline with the emulated FA1/FA2 kernels, the reference,
 # the bounds and envelopes, case files and the exchange format, the JSON parser and metrics, the
 # mask predicate, and the command line's tests against the sanitized binary, two suites at a time.
