@@ -2,9 +2,16 @@
 # CI's check of the Python package's user path (python/README.md): `pip install .` into a fresh
 # virtual environment, reusing the tree scripts/test.sh built in build/ (same build type and
 # options, so nothing recompiles), then pytest against the installed package, not the build tree.
-# BUILD_DIR=DIR reuses another build tree.
+# BUILD_DIR=DIR reuses another build tree. Without the module in the build (no Python or nanobind)
+# it says so and exits 0, or, with --require (CI: scripts/test.sh), exits 1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+require=0
+case "${1:-}" in
+  --require) require=1 ;;
+  '') ;;
+  *) echo "python-package: unknown argument '$1' (usage: python-package.sh [--require])" >&2; exit 2 ;;
+esac
 build_dir=$(realpath "${BUILD_DIR:-build}")
 start=$(date +%s)
 if [ ! -f "$build_dir/CMakeCache.txt" ]; then
@@ -13,6 +20,10 @@ if [ ! -f "$build_dir/CMakeCache.txt" ]; then
 fi
 python=$(sed -n 's/^FLASHPROOF_PYTHON_EXECUTABLE:INTERNAL=//p' "$build_dir/CMakeCache.txt")
 if [ -z "$python" ]; then
+  if [ "$require" -eq 1 ]; then
+    echo "python-package: the build did not make the Python module (no Python or nanobind)" >&2
+    exit 1
+  fi
   echo "python-package: the build did not make the Python module (no Python or nanobind); skipped"
   exit 0
 fi

@@ -16,7 +16,7 @@ if [ "$#" -eq 0 ]; then
   cd ..
   # The packages a user consumes: the Python package installed by pip and its tests, and an
   # out-of-tree CMake project built against `cmake --install` into a temporary prefix.
-  bash scripts/python-package.sh
+  bash scripts/python-package.sh --require
   bash scripts/out-of-tree.sh
   bash scripts/sanitized.sh
   exec bash scripts/fuzz-parsers.sh 10
