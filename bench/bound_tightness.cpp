@@ -5,8 +5,13 @@
 // every case with an element above its bound (a bug in the bound or in the implementation).
 //
 //   bound_tightness --impl NAME [--cases N] [--seed S] [--max-seqlen L] [--max-work W]
-//                   [--seconds T] [--json FILE] [--label TEXT]
+//                   [--seconds T] [--json FILE] [--label TEXT] [--band FILE] [--bound-scale F]
 // --seconds stops generating after T seconds and reports the cases run (scripts/gpu-check's budget).
+// --band FILE: a committed --json summary of the same run (implementation, cases, seed, limits);
+// exit 1 where a tensor's median or p90 of error / bound falls below half of that file's (the
+// bounds loosened by 2x or more; a rise shows up as violations). --bound-scale F multiplies every
+// rigorous bound by F (CheckOptions::bound_scale): the deliberately loosened (F > 1) and tightened
+// (F < 1) bounds that the band's twin tests must see fail (tests/bounds/CMakeLists.txt).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -33,7 +38,8 @@ using namespace flashproof;
 namespace {
 
 struct Options {
-  std::string impl, json, label;
+  std::string impl, json, label, band;
+  double bound_scale = 1;
   std::int64_t cases = 1000, max_seqlen = 0, max_work = 0;
   std::int64_t seconds = 0;  // 0: no time limit
   std::uint64_t seed = 1;
@@ -61,6 +67,11 @@ Options parse(int argc, char** argv) {
   app.add_option("--seconds", o.seconds, "stop starting cases after this many seconds (default: no limit)")
       ->check(bench::integer_in<std::int64_t>(1, 31 * 24 * 3600));
   app.add_option("--json", o.json, "also write the summary and the violating cases as JSON to FILE")->type_name("FILE");
+  app.add_option("--band", o.band, "fail (exit 1) where a median or p90 falls below half of this committed --json summary's")
+      ->type_name("FILE");
+  app.add_option("--bound-scale", o.bound_scale, "multiply every rigorous bound by F (the band's twin tests)")
+      ->type_name("F")
+      ->check(CLI::Range(0x1p-20, 0x1p20));
   app.add_option("--label", o.label, "free text copied into the JSON (e.g. the commit)")->type_name("TEXT");
   bench::parse_or_exit(app, argc, argv);
   return o;
@@ -72,6 +83,34 @@ struct Series {
   double worst = 0;
   std::string worst_case;
 };
+
+const json::Value& field(const json::Value& v, const char* key) {
+  static const json::Value absent;
+  const json::Value* f = json::find(v, key);
+  return f ? *f : absent;
+}
+
+// The tensors of the committed summary that the band test compares against, after checking that it
+// describes the same run; exits 2 with a one-line error where it cannot be read or does not.
+json::Value read_band(const Options& o, const std::string& impl) {
+  std::ifstream f(o.band);
+  std::stringstream text;
+  if (!(text << f.rdbuf())) {
+    std::cerr << "bound_tightness: cannot read --band " << o.band << "\n";
+    std::exit(2);
+  }
+  try {
+    const json::Value band = json::parse(text.str());
+    const json::Value* tensors = json::find(band, "tensors");
+    if (json::string(field(band, "impl")) != impl || json::integer(field(band, "cases")) != o.cases ||
+        json::unsigned64(field(band, "seed")) != o.seed || tensors == nullptr || !tensors->is_array())
+      throw std::invalid_argument("not a summary of this implementation, --cases and --seed");
+    return *tensors;
+  } catch (const std::exception& e) {
+    std::cerr << "bound_tightness: --band " << o.band << ": " << e.what() << "\n";
+    std::exit(2);
+  }
+}
 
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -88,6 +127,9 @@ int main(int argc, char** argv) {
   if (opt.max_seqlen) limits.max_seqlen = opt.max_seqlen;
   if (opt.max_work) limits.max_work = opt.max_work;
   const rc::Gen<Case> gen = properties::gen_case(*impl, limits);
+  const json::Value band = opt.band.empty() ? json::Value::array() : read_band(opt, impl->name());
+  CheckOptions check_options;
+  check_options.bound_scale = opt.bound_scale;
 
   std::map<std::string, Series> series;  // "dtype tensor"
   std::int64_t judged = 0, out_of_domain_inputs = 0, skipped = 0;
@@ -103,7 +145,7 @@ int main(int argc, char** argv) {
     const Case c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
     CheckRecord r;
     try {
-      r = run_check(c, *impl);
+      r = run_check(c, *impl, check_options);
     } catch (const std::exception& e) {  // e.g. a head-dim bucket not built
       ++skipped;
       continue;
@@ -163,7 +205,25 @@ int main(int argc, char** argv) {
                        {"inf_within_bound", s.inf_within_bound},
                        {"worst_case", s.worst_case}});
   }
-  const bool any_violation = !violating.empty();
+  // The band: each committed tensor's median and p90 against this run's (0 committed: no lower edge).
+  std::int64_t below_band = 0;
+  for (const json::Value& b : band) {
+    const std::string name = json::string(field(b, "tensor")).value_or("");
+    const auto s = series.find(name);
+    for (const char* q : {"median", "p90"}) {
+      const double committed = json::number(field(b, q)).value_or(0);
+      const double now = s == series.end() ? 0 : quantile(s->second.ratios, q[0] == 'm' ? 0.5 : 0.9);
+      if (now < committed / 2) {
+        ++below_band;
+        text << "below the band: " << name << " " << q << " of error / bound " << now << " < half of the committed "
+             << committed << " (" << opt.band << "): the bound loosened by 2x or more\n";
+      }
+    }
+  }
+  for (const auto& [name, s] : series)
+    if (s.violations > 0)
+      text << "above the bound: " << name << " in " << s.violations << " cases (an element's error past its rigorous bound)\n";
+  const bool any_violation = !violating.empty() || below_band > 0;
   summary["violating_cases"] = std::move(violating);
   std::cout << text.str();
   if (!opt.json.empty()) {

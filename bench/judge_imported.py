@@ -135,7 +135,7 @@ def main():
     write_campaign_json(args.out, args.export_dir, index, impls)
     cases_jsonl = os.path.join(args.out, "cases.jsonl")
     done = done_pairs(cases_jsonl)
-    counts = {"pass": 0, "fail": 0, "out-of-domain": 0, "crash": 0, "unsupported": 0}
+    counts = {"pass": 0, "fail": 0, "out-of-domain": 0, "not-judged": 0, "crash": 0, "unsupported": 0}
     with open(cases_jsonl, "a", encoding="utf-8") as log:
         for entry in entries:
             for impl in impls:

@@ -151,31 +151,24 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
   std::vector<double> d_error;
   if (c.backward && r.inputs_in_domain && impl->arithmetic_model() == ArithmeticModel::flash)
     d_error = bounds::d_error_of_given_o(p, out.o, {fwd.o.value, fwd.o.bound, fwd.o.checked}, in.dout);
-  const bounds::ImplementationBounds rigorous = r.inputs_in_domain
+  bounds::ImplementationBounds rigorous = r.inputs_in_domain
       ? bounds::implementation_bounds(p, in, impl->arithmetic_model(), c.backward, opt.reference.threads,
                                       d_error.empty() ? nullptr : &d_error, impl->gqa_gradient_reduction(),
                                       wanted(ctx))
       : bounds::infinite_bounds(p, c.backward);
-  // Elements rule 2 cannot judge (an infinite bound; every element outside the domain) are held to
-  // the bound-free envelopes, computed only when a judged element needs one (a sample leaves the
-  // others' bounds infinite).
-  std::optional<Envelopes> envelopes;
-  auto any_infinite = [](const std::vector<double>& v, const reference::CertifiedTensor& judged) {
-    for (std::size_t x = 0; x < v.size(); ++x)
-      if (judged.checked[x] && !std::isfinite(v[x])) return true;
-    return false;
-  };
-  const reference::BackwardResult* bwd_ref = c.backward ? &*ctx.reference.backward : nullptr;
-  if (!r.inputs_in_domain || any_infinite(rigorous.o, ctx.reference.forward.o) ||
-      any_infinite(rigorous.lse, ctx.reference.forward.lse) ||
-      (bwd_ref && (any_infinite(rigorous.dq, bwd_ref->dq) || any_infinite(rigorous.dk, bwd_ref->dk) ||
-                   any_infinite(rigorous.dv, bwd_ref->dv))))
-    envelopes = bound_free_envelopes(p, in, c.backward, opt.envelope_slack, opt.reference.threads);
+  if (opt.bound_scale != 1)
+    for (std::vector<double>* b : {&rigorous.o, &rigorous.lse, &rigorous.dq, &rigorous.dk, &rigorous.dv})
+      for (double& x : *b) x *= opt.bound_scale;
+  // Every judged element is held to its bound-free envelope as well as to rule 2: at large logits
+  // a finite bound can be wider than the envelope, and where the bound is infinite (or outside the
+  // domain) the envelope is all that judges. A sampled check's envelopes cover its sample only.
+  const Envelopes envelopes =
+      bound_free_envelopes(p, in, c.backward, opt.envelope_slack, wanted(ctx), opt.reference.threads);
   r.seconds_bounds = since(t0);
   t0 = Clock::now();
   auto judges = [&](const std::vector<double>& bound, Envelope Envelopes::*which,
                     const std::vector<std::uint8_t>* conditional = nullptr) {
-    return TensorJudges{bound, conditional, envelopes ? &((*envelopes).*which) : nullptr, r.inputs_in_domain};
+    return TensorJudges{bound, conditional, &(envelopes.*which), r.inputs_in_domain};
   };
   // Rule 3 judges O and the gradients only while the logits' fp32 rounding is small (check.h).
   const bool applies = regression_rule_applies(fwd.lse.value, p.dtype, opt);

@@ -60,6 +60,10 @@ struct CheckOptions {
   // bound judges. Far above any floating-point evaluation's error (fp32 sums, P rounded to bf16:
   // a few 2^-8), far below a wrong answer's.
   double envelope_slack = 1.0 / 16;
+  // Every rigorous bound multiplied by this before rule 2: 1 in every product path. Other values
+  // are the deliberately loosened and tightened bounds that the tightness band's twin tests must
+  // see fail (bench/bound_tightness --bound-scale); not in case files, not on the command line.
+  double bound_scale = 1;
 };
 
 // Results beyond the output dtype's range. Inside the valid input domain an exact result can
@@ -114,10 +118,18 @@ struct TensorCheck {
   // arithmetic model (bounds/implementation_bounds.h) at every compared finite element.
   std::int64_t above_rigorous_bound = 0;
   // Compared finite elements where the model gives no finite bound (every one outside the domain):
-  // not judged by rule 2, only held to the bound-free envelope (harness/envelope.h); any makes a
-  // tensor that does not fail not_judged. JSON: rigorous_bound.unbounded and not_judged.
+  // not judged by rule 2; any makes a tensor that does not fail not_judged. JSON:
+  // rigorous_bound.unbounded.
   std::int64_t unbounded = 0;
-  std::int64_t outside_envelope = 0;        // ... of those, outside the envelope: fail
+  // Compared finite elements whose finite bound is vacuous: at least the tensor's largest exact
+  // magnitude (or the dtype's largest value where every exact value is 0), so that rule 2 admits 0
+  // and twice the answer (at large logits the model's P may be off by its own size). Still held to
+  // the bound; any makes a tensor that does not fail not_judged. JSON: rigorous_bound.vacuous;
+  // not_judged is unbounded + vacuous.
+  std::int64_t vacuous = 0;
+  // Compared finite elements outside their bound-free envelope (harness/envelope.h), which holds
+  // every element beside rule 2: fail. The reason names the tensor's envelope rule.
+  std::int64_t outside_envelope = 0;
   std::int64_t outside_envelope_index = -1;  // linear index of the first
   // Compared elements judged by a conditional bound (bounds::ImplementationBounds::dq_conditional:
   // valid where no intermediate overflowed, which a finite result certifies).

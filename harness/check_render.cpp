@@ -42,11 +42,12 @@ json::Value tensor_json(const TensorCheck& t) {
   j["regression"] = t.regression;
   j["rigorous_bound"] = {{"above", t.above_rigorous_bound},
                          {"unbounded", t.unbounded},
+                         {"vacuous", t.vacuous},
                          {"conditional", t.conditional},
                          {"inf_within_bound", t.inf_within_bound},
                          {"max_bound", t.max_rigorous_bound},
                          {"max_error_over_bound", t.bound_ratio}};
-  j["not_judged"] = t.unbounded;
+  j["not_judged"] = t.unbounded + t.vacuous;
   j["outside_envelope"] = t.outside_envelope;
   j["reasons"] = t.reasons;
   j["errors"] = metrics_json(t.errors);
@@ -148,6 +149,10 @@ std::string to_table(const CheckRecord& r) {
     if (t.unbounded > 0)
       s << "       not judged: " << t.unbounded << " elements have no rigorous bound; only their bound-free envelope "
         << "was checked (" << t.outside_envelope << " outside it)\n";
+    if (t.vacuous > 0)
+      s << "       not judged: " << t.vacuous << " elements have a bound at least the size of the exact " << t.name
+        << " (" << short_number(t.max_rigorous_bound) << "), which admits 0 and twice the answer; "
+        << "their bound-free envelope was checked\n";
     if (t.errors.ulps_unknown > 0)
       s << "       max_ulps leaves out " << t.errors.ulps_unknown << " elements where the reference's bound spans "
         << "more than one " << dtype_name(t.dtype) << " step (the exact value's rounding is not settled there)\n";
@@ -182,9 +187,10 @@ std::string to_table(const CheckRecord& r) {
        "forward, 3 backward; n/a: O and the gradients where "
        "|LSE| is beyond the rule's range, and a tensor where the baseline is not finite); reference finite and its bound far below the tolerance; where the exact value overflows the dtype, the signed inf is accepted, a "
        "finite value or the other inf fails unless it is within the rigorous bound, and the tensor is "
-       "out-of-domain; where no rigorous bound exists (outside the domain: everywhere), a finite value "
-       "must lie in its bound-free envelope (O in the hull of the visible V rows, LSE between the largest "
-       "logit and it plus log n, |dV|, |dQ|, |dK| below what P <= 1 allows) and is otherwise not judged.\n";
+       "out-of-domain; every finite value must lie in its bound-free envelope (O in the hull of the "
+       "visible V rows, LSE between the largest logit and it plus log n, |dV|, |dQ|, |dK| below what "
+       "P <= 1 allows); where no rigorous bound exists (outside the domain: everywhere) or the bound is "
+       "at least the size of the exact tensor, the element is not judged beyond its envelope.\n";
   s << "verdict: " << verdict_name(r.verdict) << (r.regression ? " (accuracy regression reported)" : "") << "\n";
   return s.str();
 }

@@ -1,8 +1,10 @@
 // Bound-free envelopes: for every output element, an interval that any implementation computing
 // attention in floating point (fp32 or wider arithmetic, results rounded to the dtype) lands in,
 // derived from the inputs alone, without an arithmetic model and without the reference. They judge
-// what no rigorous bound judges: elements whose model bound is infinite, and cases outside the
-// valid domain (docs/error-bounds.md), where accuracy is not promised but a finite wrong answer must not pass silently.
+// every judged element, always, beside the rigorous bound: at large logits a model's finite bound
+// can be wider than the envelope (values it rules out would pass otherwise); where no bound judges
+// (an infinite or vacuous one, and outside the valid domain, docs/error-bounds.md) they are all that
+// keeps a finite wrong answer from passing silently.
 // With J_i the keys row i sees, s the slack (1/16 by default, harness/check.h):
 //   O_ic    in [min_J v_jc, max_J v_jc] widened by s max_J |v_jc|   (a convex combination of V rows)
 //   LSE_i   in [m_i, m_i + ln |J_i|] widened by s (M_i + ln |J_i| + 1), m_i the largest exact logit,
@@ -18,9 +20,11 @@
 // group gets (-inf, inf).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/generators.h"
+#include "core/output_sample.h"
 #include "core/problem.h"
 
 namespace flashproof {
@@ -31,11 +35,16 @@ struct Envelope {
   bool outside(std::size_t x, double value) const { return value < lo[x] || value > hi[x]; }
 };
 
+// Each tensor's envelope rule in words, for the reasons a tensor fails ("O" ... "dV").
+const char* envelope_rule(const std::string& tensor);
+
 struct Envelopes {
   Envelope o, lse, dq, dk, dv;  // dq, dk, dv empty without backward
 };
 
+// With a sample (a sampled check), only its rows' O, LSE and dQ and its columns' dK and dV are
+// filled; the other rows add to those columns with the wider W_i of every key in their group.
 Envelopes bound_free_envelopes(const Problem& p, const Inputs& in, bool backward, double slack,
-                               int threads = 0);
+                               const OutputSample* sample = nullptr, int threads = 0);
 
 }  // namespace flashproof

@@ -91,6 +91,19 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
   return o;
 }
 
+// The size at which a rigorous bound stops judging: the largest exact magnitude among the compared
+// elements (|r| less its reference bound). A bound that reaches it admits 0 for the largest element
+// and twice the exact value at its own (rule 2 cannot tell those from the answer); where every exact
+// value is 0, a bound that reaches the dtype's largest finite value admits every finite value. Never
+// below 16 of the dtype's smallest subnormal steps: a tensor of values that small (subnormal inputs)
+// is judged as finely as the dtype can hold it.
+double vacuous_bound_size(DType t, const reference::CertifiedTensor& ref, const ComparedMask& compared) {
+  double size = 0;
+  for (std::size_t x = 0; x < ref.value.size(); ++x)
+    if (compared[x] && std::isfinite(ref.value[x])) size = std::max(size, std::fabs(ref.value[x]) - ref.bound[x]);
+  return size > 0 ? std::max(size, 16 * from_bits(t, 1)) : from_bits(t, to_bits(t, 0x1p200) - 1);
+}
+
 // Rule 2 over the compared elements, in one pass over the output: the error, less the
 // reference's own bound, against the implementation's rigorous bound. NaN and inf pairs are left to
 // the mismatch rules, except that an infinity where the exact result is finite is within rule 2
@@ -98,22 +111,26 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
 // to that infinity): a correct implementation may round there. Such elements leave the comparison
 // (so they are not inf mismatches) and are counted. Elements whose exact value is itself beyond
 // the range keep the range rules (an inf of the wrong sign fails there).
-// A finite value without a finite bound is not judged by rule 2: it is counted (unbounded) and held
-// to its bound-free envelope (harness/envelope.h) when there is one. A finite bound flagged
-// conditional (the model's intermediates may overflow) is counted as such.
+// Every compared finite value is held to its bound-free envelope (harness/envelope.h), whatever
+// its bound: counted in outside_envelope, a failure of its own rule. A finite value without a
+// finite bound is not judged by rule 2: it is counted (unbounded). Nor is one whose bound is
+// vacuous, at least the size of the tensor (vacuous_bound_size): it is still held to rule 2 and
+// counted (vacuous). A finite bound flagged conditional (the model's intermediates may overflow)
+// is counted as such.
 void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
                     const std::vector<double>& bound, const std::vector<std::uint8_t>& cls,
                     ComparedMask& compared, const Envelope* envelope,
                     const std::vector<std::uint8_t>* conditional) {
   const DType dt = actual.dtype();
+  const double vacuous_at = vacuous_bound_size(dt, ref, compared);
   actual.for_each_value([&](std::size_t x, double a) {
     if (!compared[x]) return;
     const double r = ref.value[x], b = bound[x];
+    if (std::isfinite(a) && envelope && envelope->outside(x, a)) {
+      if (t.outside_envelope++ == 0) t.outside_envelope_index = static_cast<std::int64_t>(x);
+    }
     if (std::isfinite(a) && !std::isfinite(b)) {
       ++t.unbounded;
-      if (envelope && envelope->outside(x, a)) {
-        if (t.outside_envelope++ == 0) t.outside_envelope_index = static_cast<std::int64_t>(x);
-      }
       return;
     }
     if (!std::isfinite(a)) {
@@ -128,6 +145,7 @@ void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::C
       return;
     }
     if (!std::isfinite(r)) return;
+    if (b >= vacuous_at) ++t.vacuous;
     if (conditional && !conditional->empty() && (*conditional)[x]) ++t.conditional;
     const double e = std::fabs(a - r);
     t.max_rigorous_bound = std::max(t.max_rigorous_bound, b);
@@ -194,8 +212,8 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   };
   const std::string dtype(dtype_name(actual.dtype()));
   if (t.outside_envelope > 0)
-    fail(std::to_string(t.outside_envelope) + " finite values without a rigorous bound outside the " + name +
-         " envelope that needs none (docs/error-bounds.md, Not judged; first at element " +
+    fail(std::to_string(t.outside_envelope) + " finite values outside the bound-free envelope (" +
+         envelope_rule(name) + "; docs/error-bounds.md; first at element " +
          std::to_string(t.outside_envelope_index) + ")");
   if (!judges.inputs_in_domain) {
     // Accuracy is not promised here: NaN, inf and large errors are reported, not failed.
@@ -221,7 +239,7 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
          std::to_string(t.errors.loose_reference) + " elements");
   if (t.errors.count == 0 && range.beyond == 0 && t.inf_within_bound == 0) fail("no element was compared");
   if (t.verdict != Verdict::fail && range.beyond > 0) t.verdict = Verdict::out_of_domain;
-  if (t.verdict == Verdict::pass && t.unbounded > 0) t.verdict = Verdict::not_judged;
+  if (t.verdict == Verdict::pass && t.unbounded + t.vacuous > 0) t.verdict = Verdict::not_judged;
   return t;
 }
 

@@ -34,6 +34,7 @@ struct TensorAccumulator {
     if (t.max_rel) rel.push_back(*t.max_rel);
     if (t.error_over_bound) stats.error_over_bound.add(*t.error_over_bound);
     if (t.unbounded > 0) ++stats.unbounded;
+    if (t.vacuous > 0) ++stats.vacuous;
     if (t.max_abs && t.baseline_max_abs) stats.baseline_ratio.add(*t.max_abs, *t.baseline_max_abs);
     if (t.max_abs && t.regression_tolerance)
       stats.regression_margin.add(*t.max_abs, *t.regression_tolerance);

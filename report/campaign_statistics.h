@@ -23,6 +23,9 @@ struct TensorStats {
   // Judged cases with a compared element whose rigorous bound is infinite (rule 2 cannot judge
   // it); those where no element had a finite bound are left out of error_over_bound.
   std::size_t unbounded = 0;
+  // Judged cases with a compared element whose bound is vacuous (at least the exact tensor's size:
+  // rule 2 admits 0 and twice the answer there; TensorCheck::vacuous).
+  std::size_t vacuous = 0;
   CaseRatio baseline_ratio;                           // errors.max_abs / baseline_errors.max_abs
   // errors.max_abs / rule 3's tolerance, where the rule applies: 1 or more is a rule-3 report.
   // Read beside baseline_ratio: a large ratio to naive's error with a margin below 1 is a case

@@ -42,6 +42,7 @@ TensorResult tensor_from_json(const json::Value& t) {
   if (const json::Value* b = json::find(t, "rigorous_bound")) {
     r.error_over_bound = read_number(member(b, "max_error_over_bound"));
     r.unbounded = read_number(member(b, "unbounded")).value_or(0);
+    r.vacuous = read_number(member(b, "vacuous")).value_or(0);
     const std::optional<double> compared = read_number(member(errors, "count"));
     if (r.unbounded > 0 && compared && r.unbounded >= *compared) r.error_over_bound.reset();
   }

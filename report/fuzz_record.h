@@ -25,6 +25,7 @@ struct TensorResult {
   // (the check reports 0 there, which would read as a perfectly tight pass).
   std::optional<double> error_over_bound;
   double unbounded = 0;  // rigorous_bound.unbounded: compared elements with no finite bound
+  double vacuous = 0;    // rigorous_bound.vacuous: ... with a bound at least the exact tensor's size
 };
 
 struct FuzzRecord {

@@ -108,7 +108,9 @@ Table bound_table(const DtypeReport& d) {
   t.columns.push_back(Column::number);
   t.header.push_back("no finite bound");
   t.columns.push_back(Column::number);
-  t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 2}};
+  t.header.push_back("bound >= size");
+  t.columns.push_back(Column::number);
+  t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 3}};
   for (const ImplStats& s : d.stats.impls)
     for (const TensorStats& x : s.tensors) {
       std::vector<std::string> row = {s.impl, x.name, count(x.error_over_bound.count)};
@@ -116,6 +118,7 @@ Table bound_table(const DtypeReport& d) {
         row.push_back(count(x.error_over_bound.counts[b]));
       row.push_back(number_text(x.error_over_bound.max));
       row.push_back(count(x.unbounded));
+      row.push_back(count(x.vacuous));
       t.rows.push_back(std::move(row));
     }
   return t;

@@ -71,6 +71,7 @@ json::Value tensor_json(const TensorStats& t) {
   j["max_rel"] = distribution_json(t.rel);
   j["error_over_bound"] = histogram_json(t.error_over_bound);
   j["unbounded"] = count(t.unbounded);
+  j["vacuous"] = count(t.vacuous);
   j["baseline_ratio"] = ratio_json(t.baseline_ratio);
   j["regression_margin"] = ratio_json(t.regression_margin);
   return j;

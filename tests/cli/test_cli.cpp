@@ -219,29 +219,30 @@ std::string without_timing(const std::string& json) {
 }
 
 // check --save-case writes the case; replay re-runs it to the identical record (the case, every
-// error, tolerance and verdict), also with non-default reference options (sampling, MPFR).
+// error, tolerance and verdict), also with non-default reference options (sampling, MPFR). At
+// logits of 300 the naive model's dQ and dK bounds reach the size of dQ and dK: not judged.
 TEST(Cli, ReplayOfASavedCaseGivesTheIdenticalRecord) {
-  for (const std::string options :
+  for (const auto& [options, verdict] : std::vector<std::pair<std::string, std::string>>{
        {"--impl naive --dtype bf16 --heads 4 --kv-heads 2 --seqlen-q 9 --seqlen-k 17 "
         "--head-dim 40 --window 3,2 --scale 0.3 --dist large-logits:300 "
-        "--seed 18446744073709551615 --backward --sample 5",
-        "--dtype fp32 --seqlen-q 6 --seqlen-k 5 --head-dim 8 --causal --dist growing-max:7.5 "
-        "--seed 9007199254740993 --reference mpfr --precision 150",
-        // fa2's atomic dQ under an explored emulator schedule: the same bits again on replay.
-        "--impl fa2 --seqlen-q 20 --seqlen-k 300 --heads 2 --kv-heads 1 --head-dim 32 --backward "
-        "--schedule 12345"}) {
+        "--seed 18446744073709551615 --backward --sample 5", "not-judged"},
+       {"--dtype fp32 --seqlen-q 6 --seqlen-k 5 --head-dim 8 --causal --dist growing-max:7.5 "
+        "--seed 9007199254740993 --reference mpfr --precision 150", "pass"},
+       // fa2's atomic dQ under an explored emulator schedule: the same bits again on replay.
+       {"--impl fa2 --seqlen-q 20 --seqlen-k 300 --heads 2 --kv-heads 1 --head-dim 32 --backward "
+        "--schedule 12345", "pass"}}) {
     const std::string file = temp_path("saved_case.json");
     const Result checked = run("check --json --save-case " + file + " " + options);
     ASSERT_EQ(checked.status, 0) << options << "\n" << checked.out << checked.err;
     const Result replayed = run("replay --json " + file);
     ASSERT_EQ(replayed.status, 0) << options << "\n" << replayed.out << replayed.err;
-    EXPECT_NE(without_timing(checked.out).find("\"verdict\": \"pass\""), std::string::npos);
+    EXPECT_NE(without_timing(checked.out).find("\"verdict\": \"" + verdict + "\""), std::string::npos) << options;
     EXPECT_NE(checked.out.find("\"seconds\""), std::string::npos);
     EXPECT_EQ(without_timing(replayed.out), without_timing(checked.out)) << options;
     const Result table = run("replay " + file);
     EXPECT_EQ(table.status, 0);
     EXPECT_EQ(table.out.rfind("case file: " + file + "\n", 0), 0u) << table.out;
-    EXPECT_NE(table.out.find("verdict: pass"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("verdict: " + verdict + "\n"), std::string::npos) << table.out;
     std::remove(file.c_str());
   }
 }

@@ -10,6 +10,7 @@
 #include "harness/check.h"
 #include "harness/check_render.h"
 #include "tests/harness/broken_impl.h"
+#include "tests/harness/pass_or_vacuous.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
@@ -137,7 +138,10 @@ TEST(Check, RegressionRuleStopsWhereLogitRoundingDecides) {
   EXPECT_FALSE(o.regression_applies);
   EXPECT_FALSE(o.regression);
   EXPECT_FALSE(r.regression);
-  EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+  // O's bound (about 4.5) is the size of O there: not judged beyond its envelope, which o_plus_100
+  // leaves below.
+  EXPECT_TRUE(test_impls::pass_or_vacuous(r)) << to_table(r);
+  EXPECT_EQ(tensor(r, "LSE").verdict, Verdict::pass) << to_table(r);
   EXPECT_TRUE(tensor(r, "LSE").regression_applies);  // LSE is judged at every magnitude
   EXPECT_NE(to_table(r).find("(n/a)"), std::string::npos);
 
@@ -266,8 +270,8 @@ TEST(Check, ExactGradientsBeyondTheDtypeRangeAreOutOfDomainNotFail) {
   EXPECT_EQ(dk.finite_beyond_range, 0);
   EXPECT_EQ(dk.errors.inf_mismatch, 0);  // the signed infs are not mismatches
   EXPECT_GT(dk.errors.count, 0);          // the rest of dK is still compared
-  for (const char* name : {"O", "LSE", "dV"}) {
-    EXPECT_EQ(tensor(r, name).verdict, Verdict::pass) << name;
+  for (const char* name : {"O", "LSE", "dV"}) {  // at logits of 1e18, O's and dV's bounds are vacuous
+    EXPECT_TRUE(test_impls::pass_or_vacuous(tensor(r, name))) << name << "\n" << to_table(r);
     EXPECT_EQ(tensor(r, name).beyond_range, 0) << name;
   }
   EXPECT_NE(to_json(r).find("\"verdict\": \"out-of-domain\""), std::string::npos);

@@ -16,6 +16,7 @@
 #include "harness/check.h"
 #include "harness/check_render.h"
 #include "harness/envelope.h"
+#include "tests/harness/pass_or_vacuous.h"
 
 namespace flashproof {
 namespace {
@@ -191,8 +192,11 @@ TEST(Perturbation, OneElementPastItsBoundFailsThatTensorAlone) {
                                (naive_base ? " naive-outputs" : " exact-rounded");
       const CheckRecord honest = run_check(c, impl, ctx, opt);
       // No false alarm: pass inside the domain (every tensor has finite bounds here), out-of-domain outside.
-      EXPECT_STREQ(verdict_name(honest.verdict), verdict_name(in_domain ? Verdict::pass : Verdict::out_of_domain))
-          << what << "\n" << to_table(honest);
+      // (inside the domain, not judged where a bound is vacuous: large logits, peaked softmaxes).
+      if (in_domain)
+        EXPECT_TRUE(test_impls::pass_or_vacuous(honest)) << what << "\n" << to_table(honest);
+      else
+        EXPECT_STREQ(verdict_name(honest.verdict), "out-of-domain") << what << "\n" << to_table(honest);
       // The same call the check makes (d_error only feeds the regression rule's share).
       const bounds::ImplementationBounds bounds =
           in_domain ? bounds::implementation_bounds(p, ctx.inputs, model, c.backward, 0, nullptr,

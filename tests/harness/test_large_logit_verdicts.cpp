@@ -1,0 +1,197 @@
+// Verdicts at large logits, where the arithmetic model's finite bounds grow to the size of the
+// values they bound (issue: verdicts as sharp at extreme logits as in the middle). Every element is
+// held to its bound-free envelope beside rule 2, and a tensor whose bound admits 0 and twice the
+// answer is not judged, never pass.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "harness/check.h"
+#include "harness/check_render.h"
+#include "harness/envelope.h"
+#include "harness/sample_plan.h"
+#include "tests/harness/broken_impl.h"
+
+namespace flashproof {
+namespace {
+
+const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
+  for (const TensorCheck& t : r.tensors)
+    if (t.name == name) return t;
+  throw std::runtime_error("no tensor " + name);
+}
+
+// Every finite element of a tensor mapped by f.
+template <class F>
+void map(HostTensor& t, F f) {
+  const Shape& s = t.shape();
+  for (std::int64_t a = 0; a < s[0]; ++a)
+    for (std::int64_t b = 0; b < s[1]; ++b)
+      for (std::int64_t c = 0; c < s[2]; ++c)
+        for (std::int64_t d = 0; d < s[3]; ++d) t.set(a, b, c, d, f(t.get(a, b, c, d)));
+}
+
+// bf16, logits near 3e5: the flash model's O bound (about 7) is wider than the hull of V's rows,
+// and its dV bound is about the size of dV. The naive implementation is judged by the flash model,
+// as an FA-style kernel would be.
+Case large_logit_case(const std::string& impl) {
+  Case c;
+  c.impl = impl;
+  c.backward = true;
+  c.problem.dtype = DType::bf16;
+  c.problem.seqlen_q = 64;
+  c.problem.seqlen_k = 64;
+  c.problem.head_dim = 64;
+  c.dist = *parse_distribution("large-logits:3e5");
+  c.seed = 1;
+  return c;
+}
+
+void register_large_logit_impls() {
+  using test_impls::register_broken;
+  const auto flash = ArithmeticModel::flash;
+  register_broken("ll-honest", "naive", flash, {});
+  register_broken("ll-o-times-1.5", "naive", flash, [](const Problem&, ForwardArgs& a) {
+    map(a.o, [](double x) { return 1.5 * x; });
+  });
+  register_broken("ll-dv-zero", "naive", flash, {}, [](const Problem&, BackwardArgs& a) {
+    map(a.dv, [](double) { return 0.0; });
+  });
+  register_broken("ll-dv-times-2", "naive", flash, {}, [](const Problem&, BackwardArgs& a) {
+    map(a.dv, [](double x) { return 2 * x; });
+  });
+}
+
+// Before: O x 1.5 passed (every O element has a finite bound, so the envelope was not consulted).
+TEST(LargeLogitVerdicts, OutputOutsideTheHullOfVFailsThoughWithinItsBound) {
+  register_large_logit_impls();
+  const CheckRecord r = run_check(large_logit_case("ll-o-times-1.5"));
+  const TensorCheck& o = tensor(r, "O");
+  EXPECT_EQ(o.verdict, Verdict::fail) << to_table(r);
+  EXPECT_GT(o.outside_envelope, 0);
+  EXPECT_EQ(o.above_rigorous_bound, 0) << "the case no longer shows a bound wider than the envelope";
+  ASSERT_FALSE(o.reasons.empty());
+  EXPECT_NE(o.reasons.front().find("hull of the visible V rows"), std::string::npos) << o.reasons.front();
+  EXPECT_NE(to_json(r).find("\"outside_envelope\": " + std::to_string(o.outside_envelope)), std::string::npos);
+}
+
+// Before: the honest dV passed, and so did dV = 0 and dV x 2. A bound that admits both judges
+// nothing: the tensor is not judged, in the record, the JSON and the table.
+TEST(LargeLogitVerdicts, GradientWhoseBoundAdmitsZeroAndTwiceIsNotJudged) {
+  register_large_logit_impls();
+  const CheckRecord honest = run_check(large_logit_case("ll-honest"));
+  const TensorCheck& dv = tensor(honest, "dV");
+  EXPECT_EQ(dv.verdict, Verdict::not_judged) << to_table(honest);
+  EXPECT_GT(dv.vacuous, 0);
+  EXPECT_EQ(dv.above_rigorous_bound, 0);
+  EXPECT_EQ(dv.outside_envelope, 0);
+  EXPECT_EQ(honest.verdict, Verdict::not_judged);
+  EXPECT_NE(to_table(honest).find("admits 0 and twice the answer"), std::string::npos);
+  EXPECT_NE(to_json(honest).find("\"vacuous\": " + std::to_string(dv.vacuous)), std::string::npos);
+  for (const char* impl : {"ll-dv-zero", "ll-dv-times-2"}) {
+    const CheckRecord wrong = run_check(large_logit_case(impl));
+    EXPECT_NE(tensor(wrong, "dV").verdict, Verdict::pass) << impl << "\n" << to_table(wrong);
+    EXPECT_NE(wrong.verdict, Verdict::pass) << impl;
+  }
+}
+
+// No false "not judged" at ordinary logits: the same shapes with normal inputs pass everywhere,
+// and the wrong dV fails there.
+TEST(LargeLogitVerdicts, OrdinaryLogitsStayJudged) {
+  register_large_logit_impls();
+  for (DType dtype : {DType::fp16, DType::bf16}) {
+    Case c = large_logit_case("ll-honest");
+    c.problem.dtype = dtype;
+    c.dist = *parse_distribution("normal");
+    const CheckRecord honest = run_check(c);
+    EXPECT_EQ(honest.verdict, Verdict::pass) << to_table(honest);
+    for (const TensorCheck& t : honest.tensors) EXPECT_EQ(t.vacuous, 0) << t.name;
+    c.impl = "ll-dv-times-2";
+    EXPECT_EQ(run_check(c).verdict, Verdict::fail);
+  }
+}
+
+// fp16 inputs near 200 with the default scale: dQ and dK are nearly 0 while the model's bound for
+// them passes 65504, so any finite value was accepted and the tensor labelled pass (dK + 1000
+// passed). Now such a tensor is not judged; a wrong value still cannot pass.
+TEST(LargeLogitVerdicts, BoundPastTheDtypeRangeIsNotJudged) {
+  test_impls::register_broken("fp16-dk-plus-1000", "naive", ArithmeticModel::naive, {},
+                              [](const Problem&, BackwardArgs& a) {
+                                map(a.dk, [](double x) { return x + 1000; });
+                              });
+  Case c;
+  c.impl = "naive";
+  c.backward = true;
+  c.problem.dtype = DType::fp16;
+  c.problem.seqlen_q = 64;
+  c.problem.seqlen_k = 64;
+  c.problem.head_dim = 64;
+  c.dist = *parse_distribution("scaled:200");
+  c.seed = 1;
+  const CheckRecord honest = run_check(c);
+  for (const char* name : {"dQ", "dK"}) {
+    const TensorCheck& t = tensor(honest, name);
+    EXPECT_GT(t.max_rigorous_bound, 65504) << name << " no longer has a bound past fp16's range\n" << to_table(honest);
+    EXPECT_EQ(t.verdict, Verdict::not_judged) << name;
+    EXPECT_GT(t.vacuous, 0) << name;
+  }
+  c.impl = "fp16-dk-plus-1000";
+  const CheckRecord wrong = run_check(c);
+  EXPECT_NE(tensor(wrong, "dK").verdict, Verdict::pass) << to_table(wrong);
+}
+
+// A sampled check computes the envelopes of its sample only: a sampled row's O, LSE and dQ are those
+// of the whole computation, and a sampled column's dK and dV contain it (the rows outside the sample
+// add a wider W_i). Every element the sample judges gets an envelope.
+TEST(SampledEnvelopes, CoverTheSampleAndContainTheWholeComputation) {
+  Problem p;
+  p.dtype = DType::bf16;
+  p.heads_q = 4;
+  p.heads_kv = 2;
+  p.seqlen_q = 300;
+  p.seqlen_k = 260;
+  p.head_dim = 16;
+  p.window_left = 70;
+  p.window_right = 3;
+  const Inputs in = generate_inputs(p, *parse_distribution("normal"), 3);
+  const SamplePlan plan = plan_sample(p, 4, 7);
+  ASSERT_FALSE(plan.full);
+  const OutputSample& s = plan.sample;
+  const Envelopes full = bound_free_envelopes(p, in, true, 1.0 / 16);
+  const Envelopes part = bound_free_envelopes(p, in, true, 1.0 / 16, &s);
+  const std::int64_t d = p.head_dim;
+  std::int64_t rows = 0, cols = 0, wider = 0;
+  for (std::int64_t h = 0; h < p.heads_q; ++h)
+    for (std::int64_t i = 0; i < p.seqlen_q; ++i) {
+      const std::int64_t flat = h * p.seqlen_q + i;
+      if (!s.row(flat)) continue;
+      ++rows;
+      const auto at = static_cast<std::size_t>(flat);
+      EXPECT_EQ(part.lse.lo[at], full.lse.lo[at]) << h << " " << i;
+      EXPECT_EQ(part.lse.hi[at], full.lse.hi[at]) << h << " " << i;
+      for (std::int64_t c = 0; c < d; ++c) {
+        const auto x = static_cast<std::size_t>((i * p.heads_q + h) * d + c);
+        EXPECT_EQ(part.o.lo[x], full.o.lo[x]);
+        EXPECT_EQ(part.o.hi[x], full.o.hi[x]);
+        EXPECT_EQ(part.dq.hi[x], full.dq.hi[x]);
+      }
+    }
+  for (std::int64_t hk = 0; hk < p.heads_kv; ++hk)
+    for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
+      if (!s.col(hk * p.seqlen_k + j)) continue;
+      ++cols;
+      for (std::int64_t c = 0; c < d; ++c) {
+        const auto x = static_cast<std::size_t>((j * p.heads_kv + hk) * d + c);
+        EXPECT_GE(part.dk.hi[x], full.dk.hi[x]);
+        EXPECT_EQ(part.dk.lo[x], -part.dk.hi[x]);
+        EXPECT_EQ(part.dv.hi[x], full.dv.hi[x]);  // |dO| sums: no W_i in them
+        wider += part.dk.hi[x] > full.dk.hi[x];
+      }
+    }
+  EXPECT_GT(rows, 0);
+  EXPECT_GT(cols, 0);
+  EXPECT_GT(wider, 0) << "the rows outside the sample no longer add to the sampled columns";
+}
+
+}  // namespace
+}  // namespace flashproof
