@@ -222,6 +222,7 @@ std::string without_timing(const std::string& json) {
 // error, tolerance and verdict), also with non-default reference options (sampling, MPFR). At
 // logits of 300 the naive model's dQ and dK bounds reach the size of dQ and dK: not judged.
 TEST(Cli, ReplayOfASavedCaseGivesTheIdenticalRecord) {
+  std::string not_built;  // a narrowed build's refusal of a case whose head-dim bucket it left out
   for (const auto& [options, verdict] : std::vector<std::pair<std::string, std::string>>{
        {"--impl naive --dtype bf16 --heads 4 --kv-heads 2 --seqlen-q 9 --seqlen-k 17 "
         "--head-dim 40 --window 3,2 --scale 0.3 --dist large-logits:300 "
@@ -233,6 +234,10 @@ TEST(Cli, ReplayOfASavedCaseGivesTheIdenticalRecord) {
         "--schedule 12345", "pass"}}) {
     const std::string file = temp_path("saved_case.json");
     const Result checked = run("check --json --save-case " + file + " " + options);
+    if (checked.status == 2 && checked.err.find("is not built") != std::string::npos) {
+      not_built += checked.err;
+      continue;
+    }
     ASSERT_EQ(checked.status, 0) << options << "\n" << checked.out << checked.err;
     const Result replayed = run("replay --json " + file);
     ASSERT_EQ(replayed.status, 0) << options << "\n" << replayed.out << replayed.err;
@@ -245,6 +250,7 @@ TEST(Cli, ReplayOfASavedCaseGivesTheIdenticalRecord) {
     EXPECT_NE(table.out.find("verdict: " + verdict + "\n"), std::string::npos) << table.out;
     std::remove(file.c_str());
   }
+  if (!not_built.empty()) GTEST_SKIP() << "left out: " << not_built;
 }
 
 std::string hand_written_case(const std::string& check_options, const std::string& dist = "normal",

@@ -8,6 +8,7 @@
 
 #include "harness/case_context_file.h"
 #include "harness/check_render.h"
+#include "tests/harness/bucket_not_built.h"
 #include "kernels/registry.h"
 
 namespace flashproof {
@@ -43,6 +44,7 @@ std::string record_of(const Case& c, const CaseContext& ctx) {
 
 TEST(CaseContextFile, LoadedContextChecksLikeTheFreshOne) {
   const Case c = gqa_causal_backward();
+  FP_SKIP_IF_BUCKET_NOT_BUILT("fa2", c.problem, true);
   const CaseContext fresh = prepare_case(c, {}, true);
   const std::string file = path("roundtrip");
   save_case_context(file, c, {}, fresh);
@@ -67,6 +69,7 @@ TEST(CaseContextFile, ALoadedSampledContextJudgesTheSameSample) {
   c.problem.batch = 1;
   c.problem.seqlen_q = 500;
   c.problem.seqlen_k = 450;
+  FP_SKIP_IF_BUCKET_NOT_BUILT("fa2-deterministic", c.problem, true);
   CheckOptions opt;
   opt.reference.sample = 4;
   opt.reference.sample_seed = 9;

@@ -10,6 +10,7 @@
 #include "harness/check.h"
 #include "harness/check_render.h"
 #include "tests/harness/broken_impl.h"
+#include "tests/harness/bucket_not_built.h"
 #include "tests/harness/pass_or_vacuous.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
@@ -62,6 +63,7 @@ TEST(Check, NaiveBaselinePassesForwardAndBackward) {
 // reference, bounds, the baseline, unsupported_reason), and its entry points still refuse an
 // invalid problem with validate()'s message.
 TEST(Check, ValidatesItsProblemOnce) {
+  FP_SKIP_IF_BUCKET_NOT_BUILT("fa2", small_case("fa2", true).problem, true);
   for (const char* impl : {"naive", "fa2"})
     for (bool backward : {false, true}) {
       const Case c = small_case(impl, backward);
@@ -407,6 +409,7 @@ TEST(Check, TheOtherSignsInfWithinTheRigorousBoundIsAdmittedBeyondTheRange) {
   for (const char* impl : {"fa2", "fa1"}) {
     Case c = fp16_large_logits_case(impl, 497, 34, 32, 4.72e20, 89841861903923625ull);
     c.problem.heads_q = 3;
+    FP_SKIP_IF_BUCKET_NOT_BUILT(impl, c.problem, c.backward);
     const CheckRecord r = run_check(c);
     const TensorCheck& dk = tensor(r, "dK");
     EXPECT_EQ(r.verdict, Verdict::out_of_domain) << impl << "\n" << to_table(r);
@@ -434,6 +437,7 @@ Case d_cancelling_case(const std::string& impl) {
 // Rule 3 without the share of the given O's error in D fails fa2 here (dQ 22 ulps off against the
 // baseline's 4e-6); with it the kernel passes. The naive baseline's D comes from P: no share.
 TEST(Check, RegressionRuleAllowsTheGivenOsShareOfD) {
+  FP_SKIP_IF_BUCKET_NOT_BUILT("fa2-deterministic", d_cancelling_case("naive").problem, true);
   const CheckRecord r = run_check(d_cancelling_case("fa2-deterministic"));
   ASSERT_EQ(r.verdict, Verdict::pass) << to_table(r);
   for (const char* name : {"dQ", "dK"}) {
@@ -480,6 +484,7 @@ class BackwardOnAnotherO final : public AttentionImpl {
 TEST(Check, GivenOsShareOfDWithSampledRows) {
   Case c = small_case("fa2", true);
   c.problem.seqlen_k = 21;  // every row sees a key
+  FP_SKIP_IF_BUCKET_NOT_BUILT("fa2", c.problem, true);
   CheckOptions opt;
   opt.reference.sample = 3;
   const CheckRecord r = run_check(c, opt);
@@ -490,6 +495,7 @@ TEST(Check, GivenOsShareOfDWithSampledRows) {
 }
 
 TEST(Check, RegressionRuleFailsABackwardThatFormsDFromAnotherO) {
+  FP_SKIP_IF_BUCKET_NOT_BUILT("fa2-deterministic", d_cancelling_case("naive").problem, true);
   BackwardOnAnotherO broken;
   const CheckRecord r = run_check(d_cancelling_case("fa2-backward-on-another-o"), broken);
   EXPECT_TRUE(tensor(r, "dQ").regression) << to_table(r);
@@ -573,6 +579,7 @@ TEST(Check, ASampledCheckJudgesItsSampleAndSaysWhich) {
   CheckOptions opt;
   opt.reference.sample = 8;
   opt.reference.sample_seed = 2;
+  FP_SKIP_IF_BUCKET_NOT_BUILT("fa2-deterministic", sampled_case("naive").problem, true);
   const CheckRecord r = run_check(sampled_case("fa2-deterministic"), opt);
   EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
   ASSERT_FALSE(r.sampled_rows.empty());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/registry.h"
+#include "tests/harness/bucket_not_built.h"
 #include "properties/properties.h"
 
 namespace flashproof::properties {
@@ -47,6 +48,7 @@ void expect_holds_with_differential(const std::string& property, const Case& c) 
 TEST(FoundCases, FiniteWithinTheBoundWhereTheExactDkOverflows) {
   const Case c = found_case("fa1", DType::fp16, 3, 33, 33, 1,
                             Distribution{Distribution::Kind::large_logits, 1e10}, 103500760);
+  FP_SKIP_IF_BUCKET_NOT_BUILT(c.impl, c.problem, c.backward);
   expect_holds_with_differential("tile-independence", c);
 }
 
@@ -55,6 +57,7 @@ TEST(FoundCases, FiniteWithinTheBoundWhereTheExactDkOverflows) {
 TEST(FoundCases, GradientCheckOnSubnormalData) {
   const Case c = found_case("fa2", DType::bf16, 4, 17, 2, 1, Distribution{Distribution::Kind::subnormal, 0},
                             1371188);
+  FP_SKIP_IF_BUCKET_NOT_BUILT(c.impl, c.problem, c.backward);
   const Outcome o = run("gradient-finite-differences", c);
   EXPECT_TRUE(o.holds) << o.why;
 }
@@ -66,9 +69,11 @@ TEST(FoundCases, GradientCheckWhereRule3DoesNotApply) {
   Case one_key = found_case("fa2", DType::fp16, 3, 15, 1, 2, Distribution{Distribution::Kind::large_logits, 1e5}, 7250);
   one_key.problem.window_left = 0;  // window (0, -1)
   one_key.problem.window_right = -1;
+  FP_SKIP_IF_BUCKET_NOT_BUILT(one_key.impl, one_key.problem, true);
   const Outcome a = run("gradient-finite-differences", one_key);
   EXPECT_TRUE(a.holds) << a.why;
   const Case many = found_case("fa1", DType::fp16, 2, 16, 31, 32, Distribution{Distribution::Kind::large_logits, 1e7}, 0);
+  FP_SKIP_IF_BUCKET_NOT_BUILT(many.impl, many.problem, true);
   const Outcome b = run("gradient-finite-differences", many);
   EXPECT_TRUE(b.holds) << b.why;
 }
@@ -81,6 +86,7 @@ TEST(FoundCases, GradientCheckWhereRule3DoesNotApply) {
 TEST(FoundCases, DFromTheRoundedOutputWhereDsCancels) {
   const Case c = found_case("fa2-deterministic", DType::fp16, 1, 1, 2, 7,
                             Distribution{Distribution::Kind::growing_max, 2}, 76139503);
+  FP_SKIP_IF_BUCKET_NOT_BUILT(c.impl, c.problem, c.backward);
   expect_holds_with_differential("accuracy-regression", c);
 }
 

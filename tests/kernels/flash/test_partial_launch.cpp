@@ -12,6 +12,7 @@
 #include "core/generators.h"
 #include "harness/check.h"
 #include "kernels/registry.h"
+#include "tests/harness/bucket_not_built.h"
 #include "tests/sampled_problems.h"
 
 namespace flashproof {
@@ -63,6 +64,7 @@ TEST_P(PartialLaunch, JudgedOutputsAreBitwiseTheFullLaunchs) {
   const PartialCase& pc = GetParam();
   const Problem& p = pc.p;
   AttentionImpl& impl = *find_implementation(pc.impl);
+  FP_SKIP_IF_BUCKET_NOT_BUILT(pc.impl, p, true);
   ASSERT_EQ(impl.unsupported_reason(p, true), "");
   const Inputs in = generate_inputs(p, Distribution{}, 7);
   const OutputSample s = hand_sample(p, pc.with_columns);

@@ -5,11 +5,17 @@
 # kernel the stub saw must have come through a configured launch (<<<>>> then the host stub), none
 # through a bare call of a host stub, and each run must have launched its family's kernels.
 #
-#   gpu_launches.sh STUB_DIR FLASHPROOF BENCH_FLASH WORK_DIR
-# Exit status 1 on the first run that breaks the rule (what the stub saw is printed), 2 bad usage.
+#   gpu_launches.sh STUB_DIR FLASHPROOF BENCH_FLASH WORK_DIR [HEAD_DIMS]
+# HEAD_DIMS: comma-separated, default 64,128 (a narrowed build passes those it built; empty: skip,
+# exit 77). Exit status 1 on the first run that breaks the rule (what the stub saw is printed), 2 bad usage.
 set -uo pipefail
-[ "$#" -eq 4 ] || { echo "usage: gpu_launches.sh STUB_DIR FLASHPROOF BENCH_FLASH WORK_DIR" >&2; exit 2; }
-stub_dir=$1 flashproof=$2 bench_flash=$3 work=$4
+[ "$#" -eq 4 ] || [ "$#" -eq 5 ] ||
+  { echo "usage: gpu_launches.sh STUB_DIR FLASHPROOF BENCH_FLASH WORK_DIR [HEAD_DIMS]" >&2; exit 2; }
+stub_dir=$1 flashproof=$2 bench_flash=$3 work=$4 dims=${5-64,128}
+if [ -z "$dims" ]; then
+  echo "gpu_launches: skipped: neither head dim 64 nor 128 is built for both FA2 and FA1 (FLASHPROOF_FA*_HEAD_DIMS)"
+  exit 77
+fi
 [ -e "$stub_dir/libcudart.so.13" ] || { echo "gpu_launches: no libcudart.so.13 in $stub_dir" >&2; exit 2; }
 mkdir -p "$work"
 log=$work/stub.log
@@ -43,7 +49,7 @@ run() {
 for impl in fa2 fa2-deterministic fa1; do
   family=${impl%%-*}
   for dtype in fp16 bf16; do
-    for d in 64 128; do
+    for d in ${dims//,/ }; do
       shape=(--dtype "$dtype" --head-dim "$d" --seqlen-q 70 --seqlen-k 90 --heads 2 --kv-heads 1 --causal)
       run "${family}_forward_kernel" -- "$flashproof" check --impl "$impl" "${shape[@]}"
       run backward_preprocess_kernel backward_convert_kernel -- "$flashproof" check --impl "$impl" "${shape[@]}" --backward
@@ -51,6 +57,6 @@ for impl in fa2 fa2-deterministic fa1; do
   done
 done
 run fa2_forward_kernel fa1_forward_kernel backward_preprocess_kernel backward_convert_kernel -- \
-  "$bench_flash" --target gpu --tiny --kernels fa2,fa1 --directions fwd,bwd --dtypes fp16,bf16 --head-dims 64,128 \
+  "$bench_flash" --target gpu --tiny --kernels fa2,fa1 --directions fwd,bwd --dtypes fp16,bf16 --head-dims "$dims" \
   --seqlens 64 --causal both --warmup 0 --repeats 1
 echo "gpu_launches: $runs runs, every launch configured"
