@@ -23,6 +23,10 @@ namespace {
 int run_list() {
   for (AttentionImpl* impl : implementations())
     std::cout << impl->name() << "\t" << impl->where() << "\t" << impl->description() << "\n";
+  // Not part of `--impl all`: campaigns and properties draw them as an option of their base.
+  for (AttentionImpl* impl : tile_variants())
+    std::cout << impl->name() << "\t" << impl->where() << "\t" << impl->description()
+              << " (drawn by campaigns and properties for a quarter of the base's cases)\n";
   return 0;
 }
 

@@ -12,6 +12,8 @@ namespace {
 
 // The sample's seed: a stream of the case's input seed that no input tensor uses.
 constexpr std::uint64_t kSampleSeedStream = 0x73616d706c65;  // "sample"
+// Whether a tiled kernel's case runs its other compiled tile set: another stream of that seed.
+constexpr std::uint64_t kTileSetStream = 0x74696c6573;  // "tiles"
 
 }  // namespace
 
@@ -56,8 +58,14 @@ CheckOptions campaign_check_options(const CampaignSpec& spec, const Case& c) {
 }
 
 Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl) {
-  Case c = generate_case(spec.generator, index).c;
+  return case_for(generate_case(spec.generator, index).c, impl);
+}
+
+Case case_for(Case c, const std::string& impl) {
   c.impl = impl;
+  const AttentionImpl* base = find_implementation(impl);
+  const AttentionImpl* variant = base == nullptr ? nullptr : tile_variant(*base);
+  if (variant != nullptr && derive(c.seed, kTileSetStream) % 4 == 0) c.impl = variant->name();
   return c;
 }
 

@@ -57,7 +57,11 @@ void check_campaign_spec(const CampaignSpec& spec);
 // its shrinking and its replay judge the same rows and columns).
 CheckOptions campaign_check_options(const CampaignSpec& spec, const Case& c);
 
-// Case index -> the case, as the campaign runs it for `impl` (for tests and the benchmark).
+// Case index -> the case, as the campaign runs it for `impl` (case_for).
 Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl);
+// A generated case as the campaign runs it for `impl`: a quarter of a tiled kernel's cases, drawn
+// from the case's seed, run its other compiled tile set (kernels/registry.h tile_variant): the
+// record keeps `impl`, its case (and so its replay) names the variant.
+Case case_for(Case c, const std::string& impl);
 
 }  // namespace flashproof::fuzz

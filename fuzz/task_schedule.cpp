@@ -24,9 +24,8 @@ std::optional<CampaignTask> TaskSchedule::next(const std::function<bool()>& time
     }
     if (log_.done(index, impl)) continue;
     const FuzzCase f = generate_case(spec_.generator, index);
-    Case c = f.c;
-    c.impl = impl;
-    if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) {
+    const Case c = case_for(f.c, impl);
+    if (!find_implementation(c.impl)->unsupported_reason(c.problem, c.backward).empty()) {
       unsupported(impl);
       continue;
     }

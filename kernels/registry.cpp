@@ -12,10 +12,24 @@ namespace {
 
 struct Registry {
   std::vector<std::unique_ptr<AttentionImpl>> owned;
-  std::vector<AttentionImpl*> views;
+  std::vector<AttentionImpl*> views, variants;
+  std::vector<const AttentionImpl*> variant_bases;  // variants[i] is the tile variant of variant_bases[i]
+  // The implementation, and its other compiled tile set as a variant (kernels/registry.h).
   void add(std::unique_ptr<AttentionImpl> impl) {
+    std::unique_ptr<AttentionImpl> variant = impl->with_alternate_tiles();
     views.push_back(impl.get());
+    const AttentionImpl* base = impl.get();
     owned.push_back(std::move(impl));
+    if (variant == nullptr || named(variant->name())) return;
+    variants.push_back(variant.get());
+    variant_bases.push_back(base);
+    owned.push_back(std::move(variant));
+  }
+  bool named(const std::string& name) const {
+    for (const std::vector<AttentionImpl*>* list : {&views, &variants})
+      for (const AttentionImpl* x : *list)
+        if (x->name() == name) return true;
+    return false;
   }
 };
 
@@ -35,8 +49,19 @@ Registry& registry() {
 
 const std::vector<AttentionImpl*>& implementations() { return registry().views; }
 
+const std::vector<AttentionImpl*>& tile_variants() { return registry().variants; }
+
+AttentionImpl* tile_variant(const AttentionImpl& base) {
+  const Registry& r = registry();
+  for (std::size_t i = 0; i < r.variants.size(); ++i)
+    if (r.variant_bases[i] == &base) return r.variants[i];
+  return nullptr;
+}
+
 AttentionImpl* find_implementation(std::string_view name) {
   for (AttentionImpl* impl : implementations())
+    if (impl->name() == name) return impl;
+  for (AttentionImpl* impl : tile_variants())
     if (impl->name() == name) return impl;
   return nullptr;
 }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "harness/case_file.h"
+#include "kernels/registry.h"
 #include "properties/generators.h"
 
 namespace flashproof::properties {
@@ -26,14 +27,28 @@ PropertyRun run_property(const Property& property, AttentionImpl& impl, const st
   // when it fails, and stops at one none of whose shrinks fails.
   std::optional<Case> last_failure;
   std::string last_why;
+  // A quarter of the cases of a tiled kernel run its other compiled tile set (kernels/registry.h;
+  // an unregistered implementation's own with_alternate_tiles), where the property applies to it:
+  // each compiled kernel is judged on generated cases.
+  std::unique_ptr<AttentionImpl> own_variant;
+  AttentionImpl* variant = tile_variant(impl);
+  if (variant == nullptr && find_implementation(impl.name()) != &impl) {
+    own_variant = impl.with_alternate_tiles();
+    variant = own_variant.get();
+  }
+  if (variant != nullptr && property.applies != nullptr && !property.applies(*variant)) variant = nullptr;
   const auto check = [&] {
-    const Case c = *gen_case(impl, limits, property.mask);
-    RC_PRE(impl.unsupported_reason(c.problem, c.backward).empty());
+    Case c = *gen_case(impl, limits, property.mask);
+    const bool alternate = variant != nullptr && *rc::gen::weightedElement<bool>({{3, false}, {1, true}});
+    AttentionImpl& judged = alternate ? *variant : impl;
+    c.impl = judged.name();
+    RC_CLASSIFY(alternate, "alternate tiles");
+    RC_PRE(judged.unsupported_reason(c.problem, c.backward).empty());
     const std::vector<std::string> tags = case_tags(c);
     RC_TAG(tags[1], tags[4]);  // mask kind and distribution: the coverage report
     Outcome o;
     try {
-      o = property.check(impl, c);
+      o = property.check(judged, c);
     } catch (const std::exception& e) {
       o = Outcome{false, std::string("threw: ") + e.what(), {}};
     }
