@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs, from Debian packages, whatever flashproof needs that is missing. Idempotent: when
-# everything is present it prints nothing and exits 0. Run as root (or with sudo available).
+# Installs, from Debian packages, whatever flashproof needs that is missing, and PyPI's packages into
+# a virtual environment these scripts own (FLASHPROOF_VENV, default ~/.cache/flashproof/venv; the
+# system's Python is never pip-installed into). Idempotent: when everything is present it prints
+# nothing and exits 0. Run as root (or with sudo available). scripts/test.sh then builds and tests
+# with that environment's python (scripts/venv.sh).
 set -euo pipefail
 
 packages=(
@@ -20,25 +23,31 @@ packages=(
   python3-dev python3-pip python3-venv  # the Python package (python/): headers, pip, venv
 )
 
-# The Python package (python/, pyproject.toml) and its tests, for the python3 on PATH: module name
-# to import -> pip package.
+# The Python package (python/, pyproject.toml) and its tests: module name to import -> pip package.
 python_modules=(nanobind:nanobind scikit_build_core:scikit-build-core numpy:numpy ml_dtypes:ml_dtypes pytest:pytest)
 
-# pip install PACKAGE... for the python3 on PATH.
+source "$(dirname "$0")/venv.sh"
+
+# The environment, created on first use from the python3 on PATH.
+make_venv() {
+  command -v python3 >/dev/null || { echo "install-deps: no python3; the Python package is skipped" >&2; return 1; }
+  [ -x "$FLASHPROOF_VENV/bin/python" ] && return 0
+  echo "install-deps: creating the virtual environment $FLASHPROOF_VENV"
+  mkdir -p "$(dirname "$FLASHPROOF_VENV")"
+  python3 -m venv "$FLASHPROOF_VENV"
+}
+
+# pip install PACKAGE... into the environment.
 pip_install() {
-  echo "install-deps: pip installing $*"
-  local flags=(--quiet --disable-pip-version-check --root-user-action=ignore)
-  # A Debian-managed interpreter refuses pip without this (PEP 668); pyenv's or a venv's do not.
-  python3 -c 'import sys, sysconfig, os; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))' \
-    && flags+=(--break-system-packages)
-  python3 -m pip install "${flags[@]}" "$@"
+  echo "install-deps: pip installing $* into $FLASHPROOF_VENV"
+  "$FLASHPROOF_VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
 }
 
 install_python_packages() {
-  command -v python3 >/dev/null || { echo "install-deps: no python3; the Python package is skipped" >&2; return 0; }
+  make_venv || return 0
   local wanted=() entry
   for entry in "${python_modules[@]}"; do
-    python3 -c "import ${entry%%:*}" 2>/dev/null || wanted+=("${entry#*:}")
+    "$FLASHPROOF_VENV/bin/python" -c "import ${entry%%:*}" 2>/dev/null || wanted+=("${entry#*:}")
   done
   [ ${#wanted[@]} -eq 0 ] && return 0
   pip_install "${wanted[@]}"
@@ -48,12 +57,12 @@ install_python_packages() {
 # PyPI's wheels (tests/kernels/sass disassembles the kernels with them; scripts/sass-report finds
 # them in the nvidia package). Newer cuobjdump wheels no longer carry nvdisasm.
 install_disassembler() {
-  command -v python3 >/dev/null || return 0
+  [ -x "$FLASHPROOF_VENV/bin/python" ] || return 0
   [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null || return 0
   local wanted=()
   for tool in cuobjdump nvdisasm; do
     command -v "$tool" >/dev/null && continue
-    python3 - "$tool" <<'PY' 2>/dev/null && continue
+    "$FLASHPROOF_VENV/bin/python" - "$tool" <<'PY' 2>/dev/null && continue
 import importlib.util, os, sys
 spec = importlib.util.find_spec("nvidia")
 dirs = list(spec.submodule_search_locations) if spec else []

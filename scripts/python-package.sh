@@ -30,14 +30,20 @@ fi
 install_prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build_dir/CMakeCache.txt")
 venv=$(mktemp -d)
 trap 'rm -rf "$venv"' EXIT
-# --system-site-packages: nanobind, scikit-build-core, numpy, ml_dtypes and pytest come from the
-# interpreter's site (scripts/install-deps.sh); --no-build-isolation keeps the same nanobind, so the
+# nanobind, scikit-build-core, numpy, ml_dtypes and pytest come from the site of the interpreter the
+# module was built for (scripts/install-deps.sh's environment, scripts/venv.sh): a venv made from a
+# venv's python does not see that venv's packages, so a .pth file adds its site (after the new
+# venv's own, where the package is installed); --no-build-isolation keeps the same nanobind, so the
 # module is not rebuilt against another copy of it.
 "$python" -m venv --system-site-packages "$venv"
+site_of() { "$1" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+deps_site=$(site_of "$python") own_site=$(site_of "$venv/bin/python")
+[ "$deps_site" = "$own_site" ] || echo "$deps_site" >"$own_site/flashproof-build-deps.pth"
 # The generator build/ was configured with; BUILD_TESTING as scripts/test.sh left it.
 CMAKE_GENERATOR=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$build_dir/CMakeCache.txt") \
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps \
-  -C build-dir="$build_dir" -C cmake.define.BUILD_TESTING=ON -C cmake.define.Python_EXECUTABLE="$python" . \
+  -C build-dir="$build_dir" -C cmake.define.BUILD_TESTING=ON -C cmake.define.Python_EXECUTABLE="$python" \
+  -C cmake.define.Python3_EXECUTABLE="$python" . \
   >"$venv/pip.log" 2>&1 || { cat "$venv/pip.log"; exit 1; }
 # scikit-build-core leaves its wheel staging prefix and SKBUILD* in the cache: put the tree back as
 # scripts/test.sh configured it, for the steps after this one (cmake --install, out-of-tree.sh).

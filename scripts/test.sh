@@ -4,8 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+# The Python that install-deps.sh filled (scripts/venv.sh), for the build, the tests and the scripts below.
+source scripts/venv.sh
+venv_activate
+python_arg=()
+[ -n "${VIRTUAL_ENV:-}" ] && python_arg=(-DPython_EXECUTABLE="$VIRTUAL_ENV/bin/python")
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${python_arg[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
 cmake --build build -j "$jobs"
 cd build
 # Without arguments every label but `slow` runs; with arguments they choose (e.g. -L slow).
