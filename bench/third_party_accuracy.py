@@ -796,10 +796,11 @@ def report(np, header, footer, rows, impls, dtypes, directions, jsonl_path):
         "- fa2, fa1: model `flash`, gqa `group_sum`; naive: model `naive` (built-ins' own declarations)",
         "",
         "Verdicts (flashproof's rules: docs/error-bounds.md, harness/check.h): pass; fail (NaN/inf where "
-        "the reference is finite, or an element beyond the rigorous bound of the declared model); "
-        "out_of_domain (inputs or exact results outside flashproof's valid domain, docs/spec.md); not_judged (some element has no "
-        "finite bound); unsupported (the implementation does not run the case; reasons below); error "
-        "(the call raised).",
+        "the reference is finite, an element beyond the rigorous bound of the declared model, or a finite "
+        "value outside its bound-free envelope); out_of_domain (inputs or exact results outside "
+        "flashproof's valid domain, docs/spec.md); not_judged (some element has no finite bound, or a "
+        "vacuous one: at least the size of its tensor, so 0 and twice the answer would pass); unsupported "
+        "(the implementation does not run the case; reasons below); error (the call raised).",
         "",
     ]
     for suite, dtype, direction in [(a, b, c) for a in ("grid", "fuzz") for b in dtypes for c in directions]:
