@@ -17,8 +17,10 @@ namespace flashproof {
 // minutes of reference time on a few cores.
 inline constexpr double kDefaultMaxWork = 68719476736.0;
 // Bytes per element of each tensor, every copy the check keeps included (inputs, outputs, the
-// naive baseline's, the reference's values, bounds and magnitudes, the rigorous bounds): an
-// over-estimate, so a refused case would not have fitted.
+// naive baseline's, the reference's values, bounds and magnitudes, the rigorous bounds, the
+// bound-free envelopes' two doubles per output element, computed for every check): an
+// over-estimate (a backward keeps about 240 bytes per position of its eight tensors against the
+// 512 counted), so a refused case would not have fitted.
 inline constexpr double kCheckBytesPerElement = 64;
 
 struct CaseCost {
