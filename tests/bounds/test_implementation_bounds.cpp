@@ -17,6 +17,7 @@
 #include "harness/check_render.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
+#include "tests/harness/record_tensor.h"
 
 namespace flashproof {
 namespace {
@@ -43,11 +44,7 @@ Case backward_case(const std::string& impl, const Problem& p, const std::string&
   return c;
 }
 
-const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
-  for (const TensorCheck& t : r.tensors)
-    if (t.name == name) return t;
-  throw std::runtime_error("no tensor " + name);
-}
+using test_impls::tensor;
 
 // Only rule 2 (and the NaN/inf rules) can fail a case checked with these options.
 CheckOptions bound_rule_only() {

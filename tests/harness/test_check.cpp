@@ -15,6 +15,7 @@
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
 #include "reference/reference.h"
+#include "tests/harness/record_tensor.h"
 
 namespace flashproof {
 namespace {
@@ -46,11 +47,7 @@ Case small_case(const std::string& impl, bool backward) {
   return c;
 }
 
-const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
-  for (const TensorCheck& t : r.tensors)
-    if (t.name == name) return t;
-  throw std::runtime_error("no tensor " + name);
-}
+using test_impls::tensor;
 
 TEST(Check, NaiveBaselinePassesForwardAndBackward) {
   const CheckRecord r = run_check(small_case("naive", true));

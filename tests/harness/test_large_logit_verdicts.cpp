@@ -11,15 +11,12 @@
 #include "harness/envelope.h"
 #include "harness/sample_plan.h"
 #include "tests/harness/broken_impl.h"
+#include "tests/harness/record_tensor.h"
 
 namespace flashproof {
 namespace {
 
-const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
-  for (const TensorCheck& t : r.tensors)
-    if (t.name == name) return t;
-  throw std::runtime_error("no tensor " + name);
-}
+using test_impls::tensor;
 
 // Every finite element of a tensor mapped by f.
 template <class F>

@@ -9,15 +9,12 @@
 #include "harness/check.h"
 #include "harness/check_render.h"
 #include "tests/harness/broken_impl.h"
+#include "tests/harness/record_tensor.h"
 
 namespace flashproof {
 namespace {
 
-const TensorCheck& tensor(const CheckRecord& r, const std::string& name) {
-  for (const TensorCheck& t : r.tensors)
-    if (t.name == name) return t;
-  throw std::runtime_error("no tensor " + name);
-}
+using test_impls::tensor;
 
 // Every element of a tensor set to `value`.
 void fill(HostTensor& t, double value) {
