@@ -103,9 +103,23 @@ Expr no_mask_right_from_last_row(const Geometry& g, Expr m_block, Expr n_block) 
   return inside && right_ok && left_ok;
 }
 
+// Mask-free key range whose right end forgets the tile's width: it admits the tile whose first key
+// the right window edge still reaches, though its last key lies past it.
+Range mask_free_right_from_first_key(const Geometry& g, Expr m_block) {
+  const Range shipped = algo::mask_free_key_blocks(g, m_block);
+  const Expr first_row = m_block * g.block_m;
+  const auto& w = g.mask;
+  const Expr full_blocks = algo::floor_div(g.seqlen_k, g.block_n);
+  const Expr right_end = algo::floor_div(first_row + w.offset + w.window_right, g.block_n) + 1;
+  const Expr end = D::select(first_row + g.block_m <= g.seqlen_q,
+                             D::select(w.window_right < 0, full_blocks, D::min(full_blocks, right_end)), D::lit(0, m_block));
+  return {shipped.begin, end};
+}
+
 Range shipped_key_blocks(const Geometry& g, Expr m) { return algo::key_blocks_for_query_block(g, m); }
 Range shipped_query_blocks(const Geometry& g, Expr n) { return algo::query_blocks_for_key_block(g, n); }
 Expr shipped_no_mask(const Geometry& g, Expr m, Expr n) { return algo::tile_needs_no_mask(g, m, n); }
+Range shipped_mask_free_keys(const Geometry& g, Expr m) { return algo::mask_free_key_blocks(g, m); }
 
 // --- Obligations. ---
 
@@ -249,6 +263,21 @@ std::vector<Obligation> mask_free_obligations(z3::context& c, const TileShape& s
           {"completeness " + shape_label(s), corners_ok, predicate}};
 }
 
+// The mask-free key range is exactly the key blocks whose tile needs no mask, for any query block
+// (one reaching past seqlen_q included): the forward's mask-free loop skips the mask on no tile
+// that needs it (soundness) and runs every tile that does not (exactness: no speed left unclaimed).
+std::vector<Obligation> mask_free_range_obligations(z3::context& c, const TileShape& s, RangeFn mask_free) {
+  const Geometry g = symbolic_geometry(c, s);
+  const Expr m_block = c.int_const("m_block");
+  const Expr n_block = c.int_const("n_block");
+  const std::vector<Expr> blocks = concat(nonempty_sequences(g), {m_block >= 0, n_block >= 0});
+  const Range r = mask_free(g, m_block);
+  const Expr in_range = in_half_open(n_block, r.begin, r.end);
+  const Expr no_mask = algo::tile_needs_no_mask(g, m_block, n_block);
+  return {{"soundness " + shape_label(s), concat(blocks, {in_range}), no_mask},
+          {"exactness " + shape_label(s), concat(blocks, {no_mask}), in_range}};
+}
+
 template <class Fn, class Build>
 std::vector<Obligation> for_every_shape(z3::context& c, Fn fn, Build build) {
   std::vector<Obligation> all;
@@ -289,6 +318,14 @@ std::vector<ProofSpec> block_skip_proofs() {
        [](z3::context& c, Variant v) {
          const NoMaskFn no_mask = v == Variant::shipped ? shipped_no_mask : no_mask_right_from_last_row;
          return for_every_shape(c, no_mask, mask_free_obligations);
+       }},
+      {"mask_free_key_range",
+       "mask_free_key_blocks is exactly the set of key blocks whose tile needs no mask "
+       "(tile_needs_no_mask), for every query block" + scope,
+       "the right end is taken from the tile's first key instead of its last",
+       [](z3::context& c, Variant v) {
+         const RangeFn range = v == Variant::shipped ? shipped_mask_free_keys : mask_free_right_from_first_key;
+         return for_every_shape(c, range, mask_free_range_obligations);
        }},
   };
 }

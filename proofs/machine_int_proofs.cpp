@@ -159,6 +159,7 @@ std::vector<Obligation> no_overflow(z3::context& c, int block_m, int block_n, bo
   add("query_blocks_for_key_block", blocks, [&] { (void)algo::query_blocks_for_key_block(g, n_block); });
   add("keys_seen_by_any_row", s.bounds, [&] { (void)algo::keys_seen_by_any_row(g); });
   add("tile_needs_no_mask", blocks, [&] { (void)algo::tile_needs_no_mask(g, m_block, n_block); });
+  add("mask_free_key_blocks", blocks, [&] { (void)algo::mask_free_key_blocks(g, m_block); });
   // The kernels test the mask only for in-range pairs (row < seqlen_q && key < seqlen_k && ...).
   std::vector<z3::expr> pair = s.bounds;
   pair.insert(pair.end(), {zero <= row, row < s.seqlen_q, zero <= key, key < s.seqlen_k});
@@ -184,7 +185,7 @@ std::vector<Obligation> every_shape(z3::context& c, bool clamped) {
 
 std::vector<ProofSpec> machine_int_proofs() {
   return {{"block_skip_int32",
-           "the mask predicate, ceil_div, the block ranges and tile_needs_no_mask, evaluated in 32-bit int "
+           "the mask predicate, ceil_div, the block ranges, tile_needs_no_mask and mask_free_key_blocks, evaluated in 32-bit int "
            "as the kernels do, never overflow for seqlens in [1, 2^29], windows -1 or clamped to [0, seqlen] "
            "(kernels/flash/validate.cpp) and the block indices and in-range pairs the kernels pass, for every "
            "(block_m, block_n) of kTileConfigs; so theorem 5 holds for the kernels' machine integers",

@@ -96,4 +96,29 @@ FP_HOST_DEVICE auto tile_needs_no_mask(const TileGeometry<Int>& g, Int m_block, 
   return inside && right_ok && left_ok;
 }
 
+// The key blocks n >= 0 whose tile (m_block, n) needs no mask (tile_needs_no_mask), as one range:
+// each of the predicate's three conditions bounds n from one side, so they meet in an interval.
+// The FA2 forward runs these blocks through a loop without the mask and the rest of its key range
+// with it (proofs/block_skip_proofs.cpp: exactly the mask-free blocks, for every tile shape).
+//   key_end <= seqlen_k                                    n <= seqlen_k / block_n - 1
+//   key_end - 1 <= first_row + offset + right              n <= (first_row + offset + right - (block_n - 1)) / block_n
+//   first_key >= row_end - 1 + offset - left               n >= ceil((row_end - 1 + offset - left) / block_n)
+// A query block reaching past seqlen_q has no mask-free tile (empty range).
+template <class Int>
+FP_HOST_DEVICE BlockRange<Int> mask_free_key_blocks(const TileGeometry<Int>& g, Int m_block) {
+  using D = Domain<Int>;
+  const Int zero = D::lit(0, m_block);
+  const Int one = D::lit(1, m_block);
+  const Int first_row = m_block * g.block_m;
+  const Int row_end = first_row + g.block_m;
+  const WindowMask<Int>& w = g.mask;
+  const Int full_blocks = floor_div(g.seqlen_k, g.block_n);
+  const Int right_end = floor_div(first_row + w.offset + w.window_right - (g.block_n - one), g.block_n) + one;
+  const Int end = D::select(row_end <= g.seqlen_q,
+                            D::select(w.window_right < 0, full_blocks, D::min(full_blocks, right_end)), zero);
+  const Int begin = D::select(w.window_left < 0, zero,
+                              D::max(zero, ceil_div(row_end - one + w.offset - w.window_left, g.block_n)));
+  return {begin, end};
+}
+
 }  // namespace flashproof::algo

@@ -40,7 +40,8 @@ enum class LoopOrder {
 // shapes selected through FlashOptions::tiles, for testing only.
 enum class TileSet { shipped, alternate };
 
-// FA2 forward: block_m / warps rows per warp, a multiple of 16. Both backwards: 16 keys per warp,
+// FA2 forward: block_m / warps rows per warp, a multiple of 16; 128 rows (FlashAttention-2's
+// block_m for d <= 128) as 8 warps of 16, so registers per thread stay those of a 64-row block. Both backwards: 16 keys per warp,
 // so warps = block_n / 16, or twice that where two warps split a key group's head dim (head dims
 // above 128, whose dK and dV would not fit one warp's registers). FA1 forward: block_n / warps keys
 // per warp (a multiple of 16), each warp holding a block_m x head_dim partial of P V in registers,
@@ -57,12 +58,12 @@ struct TileConfig {
 };
 
 inline constexpr TileConfig kTileConfigs[] = {
-    {KernelFamily::fa2, Direction::forward, 32, 64, 128, 4, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 64, 64, 128, 4, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 96, 64, 64, 4, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 128, 64, 64, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 32, 128, 128, 8, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 64, 128, 128, 8, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 96, 128, 64, 8, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 128, 128, 64, 8, LoopOrder::keys_inner},
     {KernelFamily::fa2, Direction::forward, 160, 64, 32, 4, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 192, 64, 64, 4, LoopOrder::keys_inner},
+    {KernelFamily::fa2, Direction::forward, 192, 128, 64, 8, LoopOrder::keys_inner},
     {KernelFamily::fa2, Direction::forward, 224, 64, 64, 4, LoopOrder::keys_inner},
     {KernelFamily::fa2, Direction::forward, 256, 64, 64, 4, LoopOrder::keys_inner},
     {KernelFamily::fa2, Direction::backward, 32, 64, 128, 8, LoopOrder::queries_inner},

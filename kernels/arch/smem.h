@@ -3,6 +3,8 @@
 // last barrier. Kernels touch shared memory only through these, cp_async and ldmatrix.
 #pragma once
 
+#include <cstdint>
+
 #include "kernels/algo/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
@@ -34,6 +36,21 @@ FP_HOST_DEVICE inline void smem_store(T* p, const T& v) {
   emu::schedule_point();
   emu::check_smem(p, sizeof(T), true);
   std::memcpy(p, &v, sizeof(T));
+#endif
+}
+
+// 16 bytes, aligned: one LDS.128 / STG.128 on the device (staged tiles stored in whole chunks).
+struct alignas(16) Chunk16 {
+  std::uint32_t word[4];
+};
+
+// A 16-byte store to global memory (dst 16-byte aligned). Host: a plain copy (the emulator checks
+// shared memory only; global accesses are the harness's buffers).
+FP_HOST_DEVICE inline void global_store_16(void* dst, const Chunk16& v) {
+#if defined(__CUDA_ARCH__)
+  *static_cast<Chunk16*>(dst) = v;
+#else
+  std::memcpy(dst, &v, sizeof v);
 #endif
 }
 

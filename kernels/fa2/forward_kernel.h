@@ -2,17 +2,21 @@
 // split across the warps by rows (each warp owns its rows: no reduction between warps); K and V
 // tiles stream through double-buffered shared memory with cp.async. S and the output accumulator
 // stay in fp32 registers; softmax is the FA2 step of kernels/algo/online_softmax.h in log2 units
-// (log2(e) folded into the scale); O is divided by l once at the end and the natural-log LSE stored.
+// (log2(e) folded into the scale); O is divided by l once at the end, staged through shared memory
+// and stored in 16-byte chunks, and the natural-log LSE stored.
 // The key blocks visited and the tiles masked come from kernels/algo/block_ranges.h, whose choice is
 // proved sound and tight in proofs/.
 #pragma once
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/algo/block_ranges.h"
 #include "kernels/algo/online_softmax.h"
+#include "kernels/arch/convert.h"
 #include "kernels/arch/cp_async.h"
+#include "kernels/arch/smem.h"
 #include "kernels/arch/warp.h"
 #include "kernels/fa2/params.h"
 #include "kernels/launch.h"
@@ -37,8 +41,15 @@ struct Fa2ForwardTraits {
   using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
   // Tensor-core instructions per warp per key block: S = Q K^T, then P V.
   static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
-  // ... and in the loop's machine code, where the rolled loop over head-dim steps appears once.
-  static constexpr int kMmasInLoopCode = kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
+  // Up to d 192 the loop over head-dim steps of S = Q K^T is unrolled and the key blocks run in
+  // split loops (mask-free ones without the mask). Above, either spills on sm_90 (255 registers and
+  // local memory at d 224 and 256), so the kernel keeps one loop with a rolled head-dim loop there.
+  static constexpr bool kUnrollHeadDim = kHeadDim <= 192;
+  static constexpr bool kSplitLoops = kUnrollHeadDim;
+  // The tensor-core instructions in the loop's machine code, where a rolled loop over head-dim
+  // steps appears once.
+  static constexpr int kMmasInLoopCode =
+      kUnrollHeadDim ? kMmasPerStep : kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
   // Q, then K[2], then V[2] (double buffered).
   static constexpr std::size_t kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
 };
@@ -81,6 +92,16 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
     tile::copy_tile_async<KvTile, kThreads>(v_s + buffer * kKvElements, p.v.at(batch, first_key, kv_head),
                                             p.v.row_stride, rows, s.head_dim, tid, first);
   };
+  // A mask-free block's keys are all in range and seen by some row, and head_dim fills the tile when
+  // it equals the bucket: the copy needs no test.
+  const bool full_head = s.head_dim == Traits::kHeadDim;
+  const auto load_full_kv = [&](int n_block, int buffer) {
+    const int first_key = n_block * kBlockN;
+    tile::copy_full_tile_async<KvTile, kThreads>(k_s + buffer * kKvElements, p.k.at(batch, first_key, kv_head),
+                                                 p.k.row_stride, tid);
+    tile::copy_full_tile_async<KvTile, kThreads>(v_s + buffer * kKvElements, p.v.at(batch, first_key, kv_head),
+                                                 p.v.row_stride, tid);
+  };
 
   tile::copy_tile_async<QTile, kThreads>(q_s, p.q.at(batch, first_row, head), p.q.row_stride,
                                          s.seqlen_q - first_row, s.head_dim, tid);
@@ -101,11 +122,25 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       for (int i = 0; i < 4; ++i) acc[mt][nt].reg[i] = 0.0f;
   }
   const int warp_row0 = warp * Traits::kRowsPerWarp;
+  // Per-lane ldmatrix offsets, computed once (tile::LaneOffsets): the loop's loads add immediates.
+  const auto q_lanes = tile::a_lane_offsets<QTile>(lane);
+  const auto k_lanes = tile::b_pair_nk_lane_offsets<KvTile>(lane);
+  const auto v_lanes = tile::a_lane_offsets<KvTile>(lane);
 
-  for (int n_block = keys.begin; n_block < keys.end; ++n_block) {
+  // One key block. `masked` applies the mask and the sequence bounds to each logit: std::true_type
+  // or std::false_type in the split loops (tiles in mask_free_key_blocks need neither, proved, so
+  // their loop carries no per-logit test), a bool (the tile's own test) in the single loop.
+  // `next_full` (a type too) says the next block is mask-free and head_dim fills the bucket, so its
+  // copy needs no test either.
+  const auto step = [&](int n_block, auto masked, auto next_full) {
+    constexpr bool kRuntimeMask = std::is_same_v<decltype(masked), bool>;
     const int buffer = (n_block - keys.begin) % 2;
-    if (n_block + 1 < keys.end) {
-      load_kv(n_block + 1, 1 - buffer);  // overlaps this block's compute
+    if constexpr (decltype(next_full)::value) {
+      load_full_kv(n_block + 1, 1 - buffer);  // overlaps this block's compute
+      arch::cp_async_commit();
+      arch::cp_async_wait<1>();
+    } else if (n_block + 1 < keys.end) {
+      load_kv(n_block + 1, 1 - buffer);
       arch::cp_async_commit();
       arch::cp_async_wait<1>();
     } else {
@@ -123,21 +158,67 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       for (int nt = 0; nt < kSTiles; ++nt)
         FP_UNROLL
         for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
-    FP_ROLLED
-    for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
-      arch::MmaA q_frag[kMTiles];
+    if constexpr (Traits::kUnrollHeadDim) {
       FP_UNROLL
-      for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_s, warp_row0 + mt * 16, k0, lane);
-      FP_UNROLL
-      for (int nt = 0; nt < kSTiles; ++nt) {
-        const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_tile, nt * 8, k0, lane);
+      for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
+        arch::MmaA q_frag[kMTiles];
         FP_UNROLL
-        for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
+        for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a(q_s, q_lanes, warp_row0 + mt * 16, k0);
+        FP_UNROLL
+        for (int nt = 0; nt < kSTiles; nt += 2) {
+          arch::MmaB k_frag[2];
+          tile::load_b_pair_from_nk(k_tile, k_lanes, nt * 8, k0, k_frag[0], k_frag[1]);
+          FP_UNROLL
+          for (int half = 0; half < 2; ++half)
+            FP_UNROLL
+            for (int mt = 0; mt < kMTiles; ++mt)
+              score[mt][nt + half] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag[half], score[mt][nt + half]);
+        }
+      }
+    } else {
+      // Rolled: the loads compute their addresses (LaneOffsets needs compile-time positions).
+      FP_ROLLED
+      for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
+        arch::MmaA q_frag[kMTiles];
+        FP_UNROLL
+        for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_s, warp_row0 + mt * 16, k0, lane);
+        FP_UNROLL
+        for (int nt = 0; nt < kSTiles; ++nt) {
+          const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_tile, nt * 8, k0, lane);
+          FP_UNROLL
+          for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
+        }
       }
     }
 
     // Scale to log2 units (each product rounded on its own), mask, and take the FA2 step per row.
-    const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
+    // With `&` the single loop's mask pass compiles to selects; `&&` keeps the split loops' masked
+    // bodies within 255 registers at d 192 (both measured on sm_90; same result either way).
+    const auto visible = [&](int mt, int nt, int i) {
+      const arch::MatrixCoord at = arch::mma_c_element(lane, i);
+      const int row = first_row + warp_row0 + mt * 16 + at.row;
+      const int key = n_block * kBlockN + nt * 8 + at.col;
+      if constexpr (kRuntimeMask)
+        return (row < s.seqlen_q) & (key < s.seqlen_k) & g.mask.visible(row, key);
+      else
+        return row < s.seqlen_q && key < s.seqlen_k && g.mask.visible(row, key);
+    };
+    if constexpr (kRuntimeMask) {  // the single loop: scale, then one branch around the whole mask
+      FP_UNROLL
+      for (int mt = 0; mt < kMTiles; ++mt)
+        FP_UNROLL
+        for (int nt = 0; nt < kSTiles; ++nt)
+          FP_UNROLL
+          for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = algo::scaled_logit(score[mt][nt].reg[i], s.scale_log2);
+      if (masked) {
+        FP_UNROLL
+        for (int mt = 0; mt < kMTiles; ++mt)
+          FP_UNROLL
+          for (int nt = 0; nt < kSTiles; ++nt)
+            FP_UNROLL
+            for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = visible(mt, nt, i) ? score[mt][nt].reg[i] : kNegInf;
+      }
+    }
     FP_UNROLL
     for (int mt = 0; mt < kMTiles; ++mt) {
       FP_UNROLL
@@ -147,12 +228,12 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
         for (int nt = 0; nt < kSTiles; ++nt) {
           FP_UNROLL
           for (int c = 0; c < 2; ++c) {
-            const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h + c);
-            const int row = first_row + warp_row0 + mt * 16 + at.row;
-            const int key = n_block * kBlockN + nt * 8 + at.col;
-            float x = algo::scaled_logit(score[mt][nt].reg[2 * h + c], s.scale_log2);
-            if (needs_mask && !(row < s.seqlen_q && key < s.seqlen_k && g.mask.visible(row, key))) x = kNegInf;
-            score[mt][nt].reg[2 * h + c] = x;
+            float& x = score[mt][nt].reg[2 * h + c];
+            if constexpr (!kRuntimeMask) {
+              x = algo::scaled_logit(x, s.scale_log2);
+              if constexpr (decltype(masked)::value)
+                if (!visible(mt, nt, 2 * h + c)) x = kNegInf;
+            }
             block_max = D::max(block_max, x);
           }
         }
@@ -187,17 +268,49 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       for (int mt = 0; mt < kMTiles; ++mt)
         p_frag[mt] = tile::accumulators_as_a<kTag>(score[mt][2 * kt], score[mt][2 * kt + 1]);
       FP_UNROLL
-      for (int nt = 0; nt < kOTiles; ++nt) {
-        const arch::MmaB v_frag = tile::load_b_from_kn<KvTile>(v_tile, nt * 8, kt * 16, lane);
+      for (int nt = 0; nt < kOTiles; nt += 2) {
+        arch::MmaB v_frag[2];
+        if constexpr (Traits::kUnrollHeadDim) {
+          tile::load_b_pair_from_kn(v_tile, v_lanes, nt * 8, kt * 16, v_frag[0], v_frag[1]);
+        } else {  // fewer registers held across the loop
+          v_frag[0] = tile::load_b_from_kn<KvTile>(v_tile, nt * 8, kt * 16, lane);
+          v_frag[1] = tile::load_b_from_kn<KvTile>(v_tile, nt * 8 + 8, kt * 16, lane);
+        }
         FP_UNROLL
-        for (int mt = 0; mt < kMTiles; ++mt) acc[mt][nt] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag, acc[mt][nt]);
+        for (int half = 0; half < 2; ++half)
+          FP_UNROLL
+          for (int mt = 0; mt < kMTiles; ++mt)
+            acc[mt][nt + half] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag[half], acc[mt][nt + half]);
       }
     }
     __syncthreads();  // every warp is done with this buffer before the next prefetch overwrites it
+  };
+
+  // The key blocks in order, the mask-free ones (a sub-range) through their own loop, whose last
+  // block is peeled off: its successor may need the mask, and so the tested copy.
+  const algo::BlockRange<int> free = algo::mask_free_key_blocks(g, m_block);
+  const int free_begin = free.begin < keys.begin ? keys.begin : (free.begin > keys.end ? keys.end : free.begin);
+  const int free_end = free.end < free_begin ? free_begin : (free.end > keys.end ? keys.end : free.end);
+  const std::true_type yes;
+  const std::false_type no;
+  int n_block = keys.begin;
+  if constexpr (Traits::kSplitLoops) {
+    for (; n_block < free_begin; ++n_block) step(n_block, yes, no);
+    if (full_head)
+      for (; n_block + 1 < free_end; ++n_block) step(n_block, no, yes);
+    for (; n_block < free_end; ++n_block) step(n_block, no, no);
+    for (; n_block < keys.end; ++n_block) step(n_block, yes, no);
+  } else {  // one loop, each tile testing itself: four copies of the body would spill at d 224 and 256
+    for (; n_block < keys.end; ++n_block) step(n_block, n_block < free_begin || n_block >= free_end, no);
   }
   arch::cp_async_wait<0>();  // the Q copy, when no key block was visited
+  __syncthreads();            // ... and everyone's: the Q tile is reused for O below
 
-  // Epilogue: l over the row's 4 lanes, O = acc / l, LSE; rows without a visible key get 0 / +inf.
+  // Epilogue: l over the row's 4 lanes, O = acc / l rounded to the input type into this warp's own
+  // rows of the Q tile (only this warp read them), LSE; then the warp stores those rows to global
+  // memory in 16-byte chunks (whole 32-byte sectors instead of 4-byte pieces). Rows without a
+  // visible key get 0 / +inf.
+  std::uint16_t* o_s = q_s;
   const float ln2 = 0.693147180559945309f;
   FP_UNROLL
   for (int mt = 0; mt < kMTiles; ++mt) {
@@ -207,19 +320,28 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       l += arch::shfl_xor(l, 1);
       l += arch::shfl_xor(l, 2);
       const algo::RowOutput<float> out = algo::finalize_row(row_max[mt][h], l, ln2);
-      const int row = first_row + warp_row0 + mt * 16 + arch::mma_c_element(lane, 2 * h).row;
-      if (row >= s.seqlen_q) continue;
-      std::uint16_t* o_row = p.o.at(batch, row, head);
+      const int tile_row = warp_row0 + mt * 16 + arch::mma_c_element(lane, 2 * h).row;
       FP_UNROLL
       for (int nt = 0; nt < kOTiles; ++nt) {
-        const int col = nt * 8 + arch::mma_c_element(lane, 2 * h).col;  // even; head_dim is a multiple of 8
-        if (col >= s.head_dim) continue;
-        FP_UNROLL
-        for (int c = 0; c < 2; ++c)
-          o_row[col + c] = arch::float_to_bits16<kTag>(D::mul(acc[mt][nt].reg[2 * h + c], out.inv_sum));
+        const int col = nt * 8 + arch::mma_c_element(lane, 2 * h).col;  // even
+        const std::uint32_t pair = arch::pack_rounded<kTag>(D::mul(acc[mt][nt].reg[2 * h], out.inv_sum),
+                                                            D::mul(acc[mt][nt].reg[2 * h + 1], out.inv_sum));
+        arch::smem_store(reinterpret_cast<std::uint32_t*>(o_s + QTile::offset(tile_row, col)), pair);
       }
-      if (lane % 4 == 0) p.lse[lse_index(s, batch, head, row)] = out.lse;
+      const int row = first_row + tile_row;
+      if (row < s.seqlen_q && lane % 4 == 0) p.lse[lse_index(s, batch, head, row)] = out.lse;
     }
+  }
+  arch::syncwarp();
+  constexpr int kWarpChunks = Traits::kRowsPerWarp * QTile::kChunks;
+  static_assert(kWarpChunks % 32 == 0);
+  FP_UNROLL
+  for (int j = 0; j < kWarpChunks / 32; ++j) {
+    const int i = lane + 32 * j, r = warp_row0 + i / QTile::kChunks, chunk = i % QTile::kChunks;
+    const int row = first_row + r;
+    if (row < s.seqlen_q && chunk * 8 < s.head_dim)  // head_dim is a multiple of 8
+      arch::global_store_16(p.o.at(batch, row, head) + chunk * 8,
+                            arch::smem_load(reinterpret_cast<const arch::Chunk16*>(o_s + QTile::chunk_offset(r, chunk))));
   }
 }
 

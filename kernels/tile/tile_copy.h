@@ -16,6 +16,44 @@ namespace flashproof::tile {
 // a multiple of 8 and row_stride too (16-byte chunks stay aligned; the API checks this). Rows
 // below first_row_valid are zero-filled as well (K and V rows of keys no query row sees,
 // kernels/algo/block_ranges.h keys_seen_by_any_row); they are never read from global memory.
+// A tile that lies wholly inside the data (every row valid, cols_valid == Tile::kCols), without a
+// per-chunk test (the FA2 forward's mask-free loop). Chunk i = tid + j * kThreads.
+// Where a row's chunks divide the threads, each thread keeps one chunk column (rows r0, r0 + kStep,
+// ...); with kStep a multiple of the swizzle period its destinations are one offset plus immediates.
+template <class Tile, int kThreads>
+FP_HOST_DEVICE void copy_full_tile_async(std::uint16_t* smem, const std::uint16_t* gmem, long long row_stride,
+                                         int tid) {
+  constexpr int kTotal = Tile::kRows * Tile::kChunks;
+  if constexpr (kThreads % Tile::kChunks == 0 && kTotal % kThreads == 0) {
+    constexpr int kStep = kThreads / Tile::kChunks;
+    const int chunk = tid % Tile::kChunks, r0 = tid / Tile::kChunks;
+    const std::uint16_t* src = gmem + r0 * row_stride + chunk * 8;
+    const long long src_step = kStep * row_stride;
+    std::uint16_t* dst = smem + Tile::chunk_offset(r0, chunk);
+    FP_UNROLL
+    for (int j = 0; j < Tile::kRows / kStep; ++j) {
+      if constexpr (kStep % Tile::kSwizzle == 0)
+        arch::cp_async_16(dst + j * kStep * Tile::kCols, src + j * src_step);
+      else
+        arch::cp_async_16(smem + Tile::chunk_offset(r0 + j * kStep, chunk), src + j * src_step);
+    }
+  } else if constexpr (kTotal <= 8 * kThreads) {  // unrolled, a few chunks per thread
+    FP_UNROLL
+    for (int j = 0; j < (kTotal + kThreads - 1) / kThreads; ++j) {
+      const int i = tid + j * kThreads;
+      if (kTotal % kThreads == 0 || i < kTotal) {
+        const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
+        arch::cp_async_16(smem + Tile::chunk_offset(row, chunk), gmem + row * row_stride + chunk * 8);
+      }
+    }
+  } else {  // rolled: unrolled, many chunks' addresses would compete with the loop for registers
+    for (int i = tid; i < kTotal; i += kThreads) {
+      const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
+      arch::cp_async_16(smem + Tile::chunk_offset(row, chunk), gmem + row * row_stride + chunk * 8);
+    }
+  }
+}
+
 template <class Tile, int kThreads>
 FP_HOST_DEVICE void copy_tile_async(std::uint16_t* smem, const std::uint16_t* gmem, long long row_stride,
                                     int rows_valid, int cols_valid, int tid, int first_row_valid = 0) {

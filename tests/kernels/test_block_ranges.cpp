@@ -142,6 +142,54 @@ TEST(BlockRanges, SweepCatchesAnOffByOneEnd) {
   EXPECT_GT(mismatches, 0);
 }
 
+// mask_free_key_blocks against the tiles whose every pair is in range and visible; key blocks
+// past the sequence count as needing the mask, and an empty range may sit anywhere.
+int mask_free_range_mismatches(const Geometry& g, const TileCounts& t, RangeFn mask_free) {
+  int mismatches = 0;
+  for (int m = 0; m < t.query_blocks; ++m) {
+    const BlockRange<int> r = mask_free(g, m);
+    for (int n = 0; n < t.key_blocks + 2; ++n) {
+      const bool all_visible = n < t.key_blocks && t.at(m, n) == g.block_m * g.block_n;
+      mismatches += contains(r, n) == all_visible ? 0 : 1;
+    }
+  }
+  return mismatches;
+}
+
+TEST(BlockRanges, MaskFreeKeyBlocksMatchBruteForce) {
+  int cases = 0, mask_free_tiles = 0;
+  for_every_case([&](const Geometry& g, const TileCounts& t) {
+    ++cases;
+    SCOPED_TRACE(testing::Message() << "bm=" << g.block_m << " bn=" << g.block_n << " sq=" << g.seqlen_q
+                                    << " sk=" << g.seqlen_k << " window=(" << g.mask.window_left
+                                    << ", " << g.mask.window_right << ")");
+    EXPECT_EQ(mask_free_range_mismatches(g, t, mask_free_key_blocks<int>), 0);
+    for (int m = 0; m < t.query_blocks; ++m) {
+      const BlockRange<int> r = mask_free_key_blocks(g, m);
+      mask_free_tiles += std::max(0, r.end - r.begin);
+    }
+  });
+  EXPECT_GT(cases, 0);
+  EXPECT_GT(mask_free_tiles, 0);  // the sweep reaches mask-free tiles at all
+}
+
+// Its twin: the right end taken from the tile's first key (as proofs/ has it) must be caught.
+BlockRange<int> mask_free_right_from_first_key(const Geometry& g, int m_block) {
+  BlockRange<int> r = mask_free_key_blocks(g, m_block);
+  if (g.mask.window_right >= 0 && (m_block + 1) * g.block_m <= g.seqlen_q)
+    r.end = std::min(g.seqlen_k / g.block_n,
+                     floor_div(m_block * g.block_m + g.mask.offset + g.mask.window_right, g.block_n) + 1);
+  return r;
+}
+
+TEST(BlockRanges, SweepCatchesAMaskFreeRangeTooLong) {
+  int mismatches = 0;
+  for_every_case([&](const Geometry& g, const TileCounts& t) {
+    mismatches += mask_free_range_mismatches(g, t, mask_free_right_from_first_key);
+  });
+  EXPECT_GT(mismatches, 0);
+}
+
 }  // namespace
 }  // namespace flashproof::algo
 

@@ -105,7 +105,9 @@ std::vector<PartialCase> cases() {
   for (const char* impl : {"fa2", "fa2-deterministic", "fa1"})
     for (bool cols : {true, false}) {
       v.push_back({impl, make_problem(DType::fp16, 2, 2, 1, 200, 330, 64), cols});
-      v.push_back({impl, make_problem(DType::bf16, 1, 1, 1, 257, 257, 128, -1, 0), cols});  // causal
+      // causal; 400 rows: the sample's rows 0, 200 and 399 leave a 128-row block (FA2's forward tile at
+      // d 128) unwanted, so the forward's launch is partial too
+      v.push_back({impl, make_problem(DType::bf16, 1, 1, 1, 400, 400, 128, -1, 0), cols});
       v.push_back({impl, make_problem(DType::fp16, 1, 2, 1, 300, 180, 64, 40, 7), cols});  // local, GQA
     }
   return v;
