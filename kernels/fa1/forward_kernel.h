@@ -41,8 +41,13 @@ struct Fa1ForwardTraits {
   static constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of the P V partial per m16 tile
   // Tensor-core instructions per warp per query block: S = Q K^T over its keys, then its P V partial.
   static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
-  // ... and in the loop's machine code, where the rolled loop over head-dim steps appears once.
-  static constexpr int kMmasInLoopCode = kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
+  // The loop over head-dim steps of S = Q K^T is unrolled up to d 128 (its loads then need no
+  // address arithmetic); at d 256 it stays rolled.
+  static constexpr bool kUnrollHeadDim = kHeadDim <= 128;
+  // The tensor-core instructions in the loop's machine code, where a rolled loop over head-dim
+  // steps appears once.
+  static constexpr int kMmasInLoopCode =
+      kUnrollHeadDim ? kMmasPerStep : kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
   // Row stride of the P V partials in shared memory: 8 floats of padding put the 8 rows a warp
   // stores at once into distinct banks.
   static constexpr int kPartialStride = kHeadDim + 8;
@@ -99,6 +104,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
   // The first block this split owns at or after `m_block`.
   const auto owned_from = [&](int m_block) { return m_block + ((split - m_block) % splits + splits) % splits; };
   const auto row_index = [&](int row) { return lse_index(s, batch, head, row); };
+  // Per-lane ldmatrix offsets, computed once (tile::LaneOffsets).
+  const auto q_lanes = tile::a_lane_offsets<QTile>(lane);
+  const auto k_lanes = tile::b_pair_nk_lane_offsets<KvTile>(lane);
+  const auto v_lanes = tile::a_lane_offsets<KvTile>(lane);
 
   FP_UNROLL
   for (int n_block = 0; n_block < key_blocks; ++n_block) {
@@ -145,19 +154,58 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
         for (int nt = 0; nt < kSTiles; ++nt)
           FP_UNROLL
           for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
-      FP_ROLLED
-      for (int k0 = 0; k0 < kHeadDim; k0 += 16) {
-        arch::MmaA q_frag[kMTiles];
+      if constexpr (Traits::kUnrollHeadDim) {  // loads at per-lane offsets plus immediates
         FP_UNROLL
-        for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_tile, mt * 16, k0, lane);
-        FP_UNROLL
-        for (int nt = 0; nt < kSTiles; ++nt) {
-          const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_s, warp_key0 + nt * 8, k0, lane);
+        for (int k0 = 0; k0 < kHeadDim; k0 += 16) {
+          arch::MmaA q_frag[kMTiles];
           FP_UNROLL
-          for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
+          for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a(q_tile, q_lanes, mt * 16, k0);
+          FP_UNROLL
+          for (int nt = 0; nt < kSTiles; nt += 2) {
+            arch::MmaB k_frag[2];
+            tile::load_b_pair_from_nk(k_s, k_lanes, warp_key0 + nt * 8, k0, k_frag[0], k_frag[1]);
+            FP_UNROLL
+            for (int half = 0; half < 2; ++half)
+              FP_UNROLL
+              for (int mt = 0; mt < kMTiles; ++mt)
+                score[mt][nt + half] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag[half], score[mt][nt + half]);
+          }
+        }
+      } else {
+        FP_ROLLED
+        for (int k0 = 0; k0 < kHeadDim; k0 += 16) {
+          arch::MmaA q_frag[kMTiles];
+          FP_UNROLL
+          for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_tile, mt * 16, k0, lane);
+          FP_UNROLL
+          for (int nt = 0; nt < kSTiles; ++nt) {
+            const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_s, warp_key0 + nt * 8, k0, lane);
+            FP_UNROLL
+            for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
+          }
         }
       }
-      const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
+      // Scale, then mask the tiles that need it in one pass of selects (one branch per tile).
+      FP_UNROLL
+      for (int mt = 0; mt < kMTiles; ++mt)
+        FP_UNROLL
+        for (int nt = 0; nt < kSTiles; ++nt)
+          FP_UNROLL
+          for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = algo::scaled_logit(score[mt][nt].reg[i], s.scale_log2);
+      if (!algo::tile_needs_no_mask(g, m_block, n_block)) {
+        FP_UNROLL
+        for (int mt = 0; mt < kMTiles; ++mt)
+          FP_UNROLL
+          for (int nt = 0; nt < kSTiles; ++nt)
+            FP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+              const arch::MatrixCoord at = arch::mma_c_element(lane, i);
+              const int row = first_row + mt * 16 + at.row;
+              const int key = first_key + warp_key0 + nt * 8 + at.col;
+              const bool keep = (row < s.seqlen_q) & (key < s.seqlen_k) & g.mask.visible(row, key);
+              score[mt][nt].reg[i] = keep ? score[mt][nt].reg[i] : kNegInf;
+            }
+      }
       FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt) {
         FP_UNROLL
@@ -166,15 +214,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
           FP_UNROLL
           for (int nt = 0; nt < kSTiles; ++nt) {
             FP_UNROLL
-            for (int c = 0; c < 2; ++c) {
-              const arch::MatrixCoord at = arch::mma_c_element(lane, 2 * h + c);
-              const int row = first_row + mt * 16 + at.row;
-              const int key = first_key + warp_key0 + nt * 8 + at.col;
-              float x = algo::scaled_logit(score[mt][nt].reg[2 * h + c], s.scale_log2);
-              if (needs_mask && !(row < s.seqlen_q && key < s.seqlen_k && g.mask.visible(row, key))) x = kNegInf;
-              score[mt][nt].reg[2 * h + c] = x;
-              warp_max = D::max(warp_max, x);
-            }
+            for (int c = 0; c < 2; ++c) warp_max = D::max(warp_max, score[mt][nt].reg[2 * h + c]);
           }
           warp_max = D::max(warp_max, arch::shfl_xor(warp_max, 1));
           warp_max = D::max(warp_max, arch::shfl_xor(warp_max, 2));
@@ -224,10 +264,14 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
         for (int mt = 0; mt < kMTiles; ++mt)
           p_frag[mt] = tile::accumulators_as_a<kTag>(score[mt][2 * kt], score[mt][2 * kt + 1]);
         FP_UNROLL
-        for (int nt = 0; nt < kOTiles; ++nt) {
-          const arch::MmaB v_frag = tile::load_b_from_kn<KvTile>(v_s, nt * 8, warp_key0 + kt * 16, lane);
+        for (int nt = 0; nt < kOTiles; nt += 2) {
+          arch::MmaB v_frag[2];
+          tile::load_b_pair_from_kn(v_s, v_lanes, nt * 8, warp_key0 + kt * 16, v_frag[0], v_frag[1]);
           FP_UNROLL
-          for (int mt = 0; mt < kMTiles; ++mt) partial[mt][nt] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag, partial[mt][nt]);
+          for (int half = 0; half < 2; ++half)
+            FP_UNROLL
+            for (int mt = 0; mt < kMTiles; ++mt)
+              partial[mt][nt + half] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag[half], partial[mt][nt + half]);
         }
       }
       float* my_partial = partial_s + warp * kBlockM * kStride;
