@@ -16,6 +16,17 @@ namespace flashproof::tile {
 // a multiple of 8 and row_stride too (16-byte chunks stay aligned; the API checks this). Rows
 // below first_row_valid are zero-filled as well (K and V rows of keys no query row sees,
 // kernels/algo/block_ranges.h keys_seen_by_any_row); they are never read from global memory.
+template <class Tile, int kThreads>
+FP_HOST_DEVICE void copy_tile_async(std::uint16_t* smem, const std::uint16_t* gmem, long long row_stride,
+                                    int rows_valid, int cols_valid, int tid, int first_row_valid = 0) {
+  for (int i = tid; i < Tile::kRows * Tile::kChunks; i += kThreads) {
+    const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
+    const bool valid = row >= first_row_valid && row < rows_valid && chunk * 8 < cols_valid;
+    const std::uint16_t* src = valid ? gmem + row * row_stride + chunk * 8 : gmem;
+    arch::cp_async_16_or_zero(smem + Tile::chunk_offset(row, chunk), src, valid);
+  }
+}
+
 // A tile that lies wholly inside the data (every row valid, cols_valid == Tile::kCols), without a
 // per-chunk test (the FA2 forward's mask-free loop). Chunk i = tid + j * kThreads.
 // Where a row's chunks divide the threads, each thread keeps one chunk column (rows r0, r0 + kStep,
@@ -51,17 +62,6 @@ FP_HOST_DEVICE void copy_full_tile_async(std::uint16_t* smem, const std::uint16_
       const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
       arch::cp_async_16(smem + Tile::chunk_offset(row, chunk), gmem + row * row_stride + chunk * 8);
     }
-  }
-}
-
-template <class Tile, int kThreads>
-FP_HOST_DEVICE void copy_tile_async(std::uint16_t* smem, const std::uint16_t* gmem, long long row_stride,
-                                    int rows_valid, int cols_valid, int tid, int first_row_valid = 0) {
-  for (int i = tid; i < Tile::kRows * Tile::kChunks; i += kThreads) {
-    const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
-    const bool valid = row >= first_row_valid && row < rows_valid && chunk * 8 < cols_valid;
-    const std::uint16_t* src = valid ? gmem + row * row_stride + chunk * 8 : gmem;
-    arch::cp_async_16_or_zero(smem + Tile::chunk_offset(row, chunk), src, valid);
   }
 }
 
