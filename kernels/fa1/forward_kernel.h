@@ -25,6 +25,7 @@
 #include "kernels/tile/smem_tile.h"
 #include "kernels/tile/tile_copy.h"
 #include "kernels/tile/warp_fragments.h"
+#include "kernels/tile/warp_products.h"
 
 namespace flashproof::kernels::FP_TARGET {
 
@@ -154,37 +155,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
         for (int nt = 0; nt < kSTiles; ++nt)
           FP_UNROLL
           for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
-      if constexpr (Traits::kUnrollHeadDim) {  // loads at per-lane offsets plus immediates
-        FP_UNROLL
-        for (int k0 = 0; k0 < kHeadDim; k0 += 16) {
-          arch::MmaA q_frag[kMTiles];
-          FP_UNROLL
-          for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a(q_tile, q_lanes, mt * 16, k0);
-          FP_UNROLL
-          for (int nt = 0; nt < kSTiles; nt += 2) {
-            arch::MmaB k_frag[2];
-            tile::load_b_pair_from_nk(k_s, k_lanes, warp_key0 + nt * 8, k0, k_frag[0], k_frag[1]);
-            FP_UNROLL
-            for (int half = 0; half < 2; ++half)
-              FP_UNROLL
-              for (int mt = 0; mt < kMTiles; ++mt)
-                score[mt][nt + half] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag[half], score[mt][nt + half]);
-          }
-        }
-      } else {
-        FP_ROLLED
-        for (int k0 = 0; k0 < kHeadDim; k0 += 16) {
-          arch::MmaA q_frag[kMTiles];
-          FP_UNROLL
-          for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_tile, mt * 16, k0, lane);
-          FP_UNROLL
-          for (int nt = 0; nt < kSTiles; ++nt) {
-            const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_s, warp_key0 + nt * 8, k0, lane);
-            FP_UNROLL
-            for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
-          }
-        }
-      }
+      tile::add_q_kt<kTag, Traits::kUnrollHeadDim>(score, q_tile, q_lanes, 0, k_s, k_lanes, warp_key0, lane);
       // Scale, then mask the tiles that need it in one pass of selects (one branch per tile).
       FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt)
@@ -257,23 +228,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
         for (int nt = 0; nt < kOTiles; ++nt)
           FP_UNROLL
           for (int i = 0; i < 4; ++i) partial[mt][nt].reg[i] = 0.0f;
-      FP_UNROLL
-      for (int kt = 0; kt < kSTiles / 2; ++kt) {
-        arch::MmaA p_frag[kMTiles];
-        FP_UNROLL
-        for (int mt = 0; mt < kMTiles; ++mt)
-          p_frag[mt] = tile::accumulators_as_a<kTag>(score[mt][2 * kt], score[mt][2 * kt + 1]);
-        FP_UNROLL
-        for (int nt = 0; nt < kOTiles; nt += 2) {
-          arch::MmaB v_frag[2];
-          tile::load_b_pair_from_kn(v_s, v_lanes, nt * 8, warp_key0 + kt * 16, v_frag[0], v_frag[1]);
-          FP_UNROLL
-          for (int half = 0; half < 2; ++half)
-            FP_UNROLL
-            for (int mt = 0; mt < kMTiles; ++mt)
-              partial[mt][nt + half] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag[half], partial[mt][nt + half]);
-        }
-      }
+      tile::add_p_v<kTag, true>(partial, score, v_s, v_lanes, warp_key0, lane);
       float* my_partial = partial_s + warp * kBlockM * kStride;
       FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt) {

@@ -23,6 +23,7 @@
 #include "kernels/tile/smem_tile.h"
 #include "kernels/tile/tile_copy.h"
 #include "kernels/tile/warp_fragments.h"
+#include "kernels/tile/warp_products.h"
 
 namespace flashproof::kernels::FP_TARGET {
 
@@ -158,38 +159,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       for (int nt = 0; nt < kSTiles; ++nt)
         FP_UNROLL
         for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
-    if constexpr (Traits::kUnrollHeadDim) {
-      FP_UNROLL
-      for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
-        arch::MmaA q_frag[kMTiles];
-        FP_UNROLL
-        for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a(q_s, q_lanes, warp_row0 + mt * 16, k0);
-        FP_UNROLL
-        for (int nt = 0; nt < kSTiles; nt += 2) {
-          arch::MmaB k_frag[2];
-          tile::load_b_pair_from_nk(k_tile, k_lanes, nt * 8, k0, k_frag[0], k_frag[1]);
-          FP_UNROLL
-          for (int half = 0; half < 2; ++half)
-            FP_UNROLL
-            for (int mt = 0; mt < kMTiles; ++mt)
-              score[mt][nt + half] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag[half], score[mt][nt + half]);
-        }
-      }
-    } else {
-      // Rolled: the loads compute their addresses (LaneOffsets needs compile-time positions).
-      FP_ROLLED
-      for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
-        arch::MmaA q_frag[kMTiles];
-        FP_UNROLL
-        for (int mt = 0; mt < kMTiles; ++mt) q_frag[mt] = tile::load_a<QTile>(q_s, warp_row0 + mt * 16, k0, lane);
-        FP_UNROLL
-        for (int nt = 0; nt < kSTiles; ++nt) {
-          const arch::MmaB k_frag = tile::load_b_from_nk<KvTile>(k_tile, nt * 8, k0, lane);
-          FP_UNROLL
-          for (int mt = 0; mt < kMTiles; ++mt) score[mt][nt] = arch::mma_m16n8k16<kTag>(q_frag[mt], k_frag, score[mt][nt]);
-        }
-      }
-    }
+    tile::add_q_kt<kTag, Traits::kUnrollHeadDim>(score, q_s, q_lanes, warp_row0, k_tile, k_lanes, 0, lane);
 
     // Scale to log2 units (each product rounded on its own), mask, and take the FA2 step per row.
     // With `&` the single loop's mask pass compiles to selects; `&&` keeps the split loops' masked
@@ -260,29 +230,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       }
     }
 
-    // acc += P V, P rounded to the input type as the A operand.
-    FP_UNROLL
-    for (int kt = 0; kt < kSTiles / 2; ++kt) {
-      arch::MmaA p_frag[kMTiles];
-      FP_UNROLL
-      for (int mt = 0; mt < kMTiles; ++mt)
-        p_frag[mt] = tile::accumulators_as_a<kTag>(score[mt][2 * kt], score[mt][2 * kt + 1]);
-      FP_UNROLL
-      for (int nt = 0; nt < kOTiles; nt += 2) {
-        arch::MmaB v_frag[2];
-        if constexpr (Traits::kUnrollHeadDim) {
-          tile::load_b_pair_from_kn(v_tile, v_lanes, nt * 8, kt * 16, v_frag[0], v_frag[1]);
-        } else {  // fewer registers held across the loop
-          v_frag[0] = tile::load_b_from_kn<KvTile>(v_tile, nt * 8, kt * 16, lane);
-          v_frag[1] = tile::load_b_from_kn<KvTile>(v_tile, nt * 8 + 8, kt * 16, lane);
-        }
-        FP_UNROLL
-        for (int half = 0; half < 2; ++half)
-          FP_UNROLL
-          for (int mt = 0; mt < kMTiles; ++mt)
-            acc[mt][nt + half] = arch::mma_m16n8k16<kTag>(p_frag[mt], v_frag[half], acc[mt][nt + half]);
-      }
-    }
+    // acc += P V, P rounded to the input type as the A operand (x2 loads at d 224, 256: fewer registers).
+    tile::add_p_v<kTag, Traits::kUnrollHeadDim>(acc, score, v_tile, v_lanes, 0, lane);
     __syncthreads();  // every warp is done with this buffer before the next prefetch overwrites it
   };
 
