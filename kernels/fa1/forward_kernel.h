@@ -40,20 +40,20 @@ struct Fa1ForwardTraits {
   static constexpr int kMTiles = kBlockM / 16;       // m16 tiles (every warp covers all rows)
   static constexpr int kSTiles = kKeysPerWarp / 8;   // n8 tiles of S per m16 tile
   static constexpr int kOTiles = kHeadDim / 8;       // n8 tiles of the P V partial per m16 tile
+  using QTile = tile::SmemTile<kBlockM, kHeadDim>;
+  using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
   // Tensor-core instructions per warp per query block: S = Q K^T over its keys, then its P V partial.
   static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
   // The loop over head-dim steps of S = Q K^T is unrolled up to d 128 (its loads then need no
   // address arithmetic); at d 256 it stays rolled.
   static constexpr bool kUnrollHeadDim = kHeadDim <= 128;
   // The tensor-core instructions in the loop's machine code, where a rolled loop over head-dim
-  // steps appears once.
+  // steps appears once (one swizzle period of them).
   static constexpr int kMmasInLoopCode =
-      kUnrollHeadDim ? kMmasPerStep : kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
+      kMTiles * kSTiles * tile::kQktStepsInCode<QTile, kUnrollHeadDim> + kMTiles * (kSTiles / 2) * kOTiles;
   // Row stride of the P V partials in shared memory: 8 floats of padding put the 8 rows a warp
   // stores at once into distinct banks.
   static constexpr int kPartialStride = kHeadDim + 8;
-  using QTile = tile::SmemTile<kBlockM, kHeadDim>;
-  using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
   static constexpr int kRowFloats = 4 * kBlockM + 2 * kWarps * kBlockM;  // row state, coefficients, max, sum
   // K, V, Q[2] (the next query block prefetched), the warps' P V partials, then the row floats.
   static constexpr std::size_t kSmemBytes = 2 * KvTile::kBytes + 2 * QTile::kBytes +
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
         for (int nt = 0; nt < kSTiles; ++nt)
           FP_UNROLL
           for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
-      tile::add_q_kt<kTag, Traits::kUnrollHeadDim>(score, q_tile, q_lanes, 0, k_s, k_lanes, warp_key0, lane);
+      tile::add_q_kt<kTag, Traits::kUnrollHeadDim>(score, q_tile, q_lanes, 0, k_s, k_lanes, warp_key0);
       // Scale, then mask the tiles that need it in one pass of selects (one branch per tile).
       FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt)
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
         for (int nt = 0; nt < kOTiles; ++nt)
           FP_UNROLL
           for (int i = 0; i < 4; ++i) partial[mt][nt].reg[i] = 0.0f;
-      tile::add_p_v<kTag, true>(partial, score, v_s, v_lanes, warp_key0, lane);
+      tile::add_p_v<kTag>(partial, score, v_s, v_lanes, warp_key0);
       float* my_partial = partial_s + warp * kBlockM * kStride;
       FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt) {

@@ -43,14 +43,15 @@ struct Fa2ForwardTraits {
   // Tensor-core instructions per warp per key block: S = Q K^T, then P V.
   static constexpr int kMmasPerStep = kMTiles * kSTiles * (kHeadDim / 16) + kMTiles * (kSTiles / 2) * kOTiles;
   // Up to d 192 the loop over head-dim steps of S = Q K^T is unrolled and the key blocks run in
-  // split loops (mask-free ones without the mask). Above, either spills on sm_90 (255 registers and
-  // local memory at d 224 and 256), so the kernel keeps one loop with a rolled head-dim loop there.
+  // four split loops (mask-free ones without the mask). At d 224 and 256 either spills on sm_90, so
+  // there the head-dim loop is rolled by swizzle periods and the key blocks run through two bodies:
+  // the tested one and the mask-free one (see the end of the kernel).
   static constexpr bool kUnrollHeadDim = kHeadDim <= 192;
   static constexpr bool kSplitLoops = kUnrollHeadDim;
   // The tensor-core instructions in the loop's machine code, where a rolled loop over head-dim
-  // steps appears once.
+  // steps appears once (one swizzle period of them).
   static constexpr int kMmasInLoopCode =
-      kUnrollHeadDim ? kMmasPerStep : kMTiles * kSTiles + kMTiles * (kSTiles / 2) * kOTiles;
+      kMTiles * kSTiles * tile::kQktStepsInCode<QTile, kUnrollHeadDim> + kMTiles * (kSTiles / 2) * kOTiles;
   // Q, then K[2], then V[2] (double buffered).
   static constexpr std::size_t kSmemBytes = QTile::kBytes + 4 * KvTile::kBytes;
 };
@@ -159,7 +160,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       for (int nt = 0; nt < kSTiles; ++nt)
         FP_UNROLL
         for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
-    tile::add_q_kt<kTag, Traits::kUnrollHeadDim>(score, q_s, q_lanes, warp_row0, k_tile, k_lanes, 0, lane);
+    tile::add_q_kt<kTag, Traits::kUnrollHeadDim>(score, q_s, q_lanes, warp_row0, k_tile, k_lanes, 0);
 
     // Scale to log2 units (each product rounded on its own), mask, and take the FA2 step per row.
     // With `&` the single loop's mask pass compiles to selects; `&&` keeps the split loops' masked
@@ -230,8 +231,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       }
     }
 
-    // acc += P V, P rounded to the input type as the A operand (x2 loads at d 224, 256: fewer registers).
-    tile::add_p_v<kTag, Traits::kUnrollHeadDim>(acc, score, v_tile, v_lanes, 0, lane);
+    // acc += P V, P rounded to the input type as the A operand.
+    tile::add_p_v<kTag>(acc, score, v_tile, v_lanes, 0);
     __syncthreads();  // every warp is done with this buffer before the next prefetch overwrites it
   };
 
@@ -249,8 +250,15 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       for (; n_block + 1 < free_end; ++n_block) step(n_block, no, yes);
     for (; n_block < free_end; ++n_block) step(n_block, no, no);
     for (; n_block < keys.end; ++n_block) step(n_block, yes, no);
-  } else {  // one loop, each tile testing itself: four copies of the body would spill at d 224 and 256
-    for (; n_block < keys.end; ++n_block) step(n_block, n_block < free_begin || n_block >= free_end, no);
+  } else {  // each tile testing itself, but for the mask-free run: four bodies would spill at d 224 and 256
+    // Two bodies: the tested one, left for the mask-free run (where head_dim fills the bucket) and
+    // entered again after it.
+    const auto in_free_run = [&](int n) { return full_head && n >= free_begin && n + 1 < free_end; };
+    while (n_block < keys.end) {
+      for (; n_block < keys.end && !in_free_run(n_block); ++n_block)
+        step(n_block, n_block < free_begin || n_block >= free_end, no);
+      for (; n_block < keys.end && in_free_run(n_block); ++n_block) step(n_block, no, yes);
+    }
   }
   arch::cp_async_wait<0>();  // the Q copy, when no key block was visited
   __syncthreads();            // ... and everyone's: the Q tile is reused for O below

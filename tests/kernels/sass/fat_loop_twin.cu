@@ -1,8 +1,7 @@
 // The instructions-per-HMMA check's twin (tests/kernels/sass/CMakeLists.txt): FA2's forward at d 128
-// in fp16 with its shipped tile shape, built as the kernel was before the lean loop (one loop over
-// the key blocks, each tile testing its mask, and a rolled head-dim loop whose loads compute their
-// addresses: the path the kernel keeps for d 224 and 256). The check must see its main loop above
-// the budget's ceiling for the shipped kernel.
+// in fp16 with its shipped tile shape, built without the split loops: a rolled head-dim loop (by
+// swizzle periods) and the key blocks through the tested body and the mask-free one, the d 224 and
+// 256 path. The check must see its main loop above the budget's ceiling for the shipped kernel.
 #include "kernels/algo/tile_configs.h"
 #include "kernels/fa2/forward_kernel.h"
 
