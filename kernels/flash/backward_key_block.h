@@ -57,12 +57,18 @@ struct FlashBackwardTraits {
   // share of dQ (items warp, warp + kWarps, ...).
   static constexpr int kMmasPerStep = 2 * kWarpQTiles * (kHeadDim / 16) + 2 * (kQTiles / 2) * kWarpOTiles +
                                       (kDqItems + kWarps - 1) / kWarps * (kBlockN / 16) * (kOTiles / kDqSplit);
-  // ... and in the loop's machine code, where the rolled loops (head-dim steps of S^T and dP^T,
-  // dQ's key steps and, with kDimSplit 2, the query steps of dV and dK) appear once.
-  static constexpr int kMmasInLoopCode =
-      2 * kWarpQTiles + (kDimSplit == 1 ? kQTiles : 2) * kWarpOTiles + kOTiles / kDqSplit;
   using KvTile = tile::SmemTile<kBlockN, kHeadDim>;
   using QTile = tile::SmemTile<kBlockM, kHeadDim>;
+  // S^T and dP^T's head-dim loop: rolled by swizzle periods with loads at per-lane offsets, or
+  // (kOffsetLoads false) by k16 steps computing each address. The former spills 32 bytes on sm_90
+  // at d 128 with 128-key blocks (FA2's shipped shape; measured), so that shape keeps the latter.
+  static constexpr bool kOffsetLoads = !(kHeadDim == 128 && kBlockN == 128);
+  static constexpr int kSTPeriod = kOffsetLoads ? KvTile::kSwizzle * 8 : 16;  // head-dim columns per trip
+  static_assert(QTile::kSwizzle == KvTile::kSwizzle && kHeadDim % kSTPeriod == 0);
+  // ... and in the loop's machine code, where the rolled loops (head-dim trips of S^T and dP^T,
+  // dQ's key steps and, with kDimSplit 2, the query steps of dV and dK) appear once.
+  static constexpr int kMmasInLoopCode =
+      2 * kWarpQTiles * (kSTPeriod / 16) + (kDimSplit == 1 ? kQTiles : 2) * kWarpOTiles + kOTiles / kDqSplit;
   using DsTile = tile::SmemTile<kBlockN, kBlockM>;  // dS^T and P^T, [key][query]
   // K, V, Q, dO, dS^T, P^T (kDimSplit 2 only), then LSE (log2 units) and D per query row of the block.
   static constexpr std::size_t kSmemBytes = 2 * KvTile::kBytes + 2 * QTile::kBytes +
@@ -153,6 +159,8 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
     FP_UNROLL
     for (int i = 0; i < 4; ++i) acc_dk[nt].reg[i] = 0.0f, acc_dv[nt].reg[i] = 0.0f;
   const float log2e = 1.44269504088896340736f;
+  const auto kv_lanes = tile::a_lane_offsets<KvTile>(lane);          // K and V as A operands
+  const auto q_lanes = tile::b_pair_nk_lane_offsets<QTile>(lane);    // Q and dO, two n-tiles per load
 
   for (int member = 0; member < group; ++member) {
     const int head = kv_head * group + member;
@@ -183,15 +191,41 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
       for (int nt = 0; nt < kWarpQTiles; ++nt)
         FP_UNROLL
         for (int i = 0; i < 4; ++i) score[nt].reg[i] = 0.0f, dprob[nt].reg[i] = 0.0f;
-      FP_ROLLED
-      for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
-        const arch::MmaA k_frag = tile::load_a<KvTile>(k_s, warp_key0, k0, lane);
-        const arch::MmaA v_frag = tile::load_a<KvTile>(v_s, warp_key0, k0, lane);
-        FP_UNROLL
-        for (int nt = 0; nt < kWarpQTiles; ++nt) {
-          const int n0 = (q_tile0 + nt) * 8;
-          score[nt] = arch::mma_m16n8k16<kTag>(k_frag, tile::load_b_from_nk<QTile>(q_s, n0, k0, lane), score[nt]);
-          dprob[nt] = arch::mma_m16n8k16<kTag>(v_frag, tile::load_b_from_nk<QTile>(do_s, n0, k0, lane), dprob[nt]);
+      if constexpr (Traits::kOffsetLoads) {
+        // Rolled by swizzle periods, unrolled within one: a lane's ldmatrix offsets repeat every
+        // period, so the loads are a register plus an immediate (as in tile::add_q_kt).
+        constexpr int kPeriod = Traits::kSTPeriod;
+        FP_ROLLED
+        for (int p0 = 0; p0 < Traits::kHeadDim; p0 += kPeriod) {
+          FP_UNROLL
+          for (int k0 = 0; k0 < kPeriod; k0 += 16) {
+            const arch::MmaA k_frag = tile::load_a(k_s + p0, kv_lanes, warp_key0, k0);
+            const arch::MmaA v_frag = tile::load_a(v_s + p0, kv_lanes, warp_key0, k0);
+            FP_UNROLL
+            for (int nt = 0; nt < kWarpQTiles; nt += 2) {
+              const int n0 = (q_tile0 + nt) * 8;
+              arch::MmaB q_frag[2], do_frag[2];
+              tile::load_b_pair_from_nk(q_s + p0, q_lanes, n0, k0, q_frag[0], q_frag[1]);
+              tile::load_b_pair_from_nk(do_s + p0, q_lanes, n0, k0, do_frag[0], do_frag[1]);
+              FP_UNROLL
+              for (int h = 0; h < 2; ++h) {
+                score[nt + h] = arch::mma_m16n8k16<kTag>(k_frag, q_frag[h], score[nt + h]);
+                dprob[nt + h] = arch::mma_m16n8k16<kTag>(v_frag, do_frag[h], dprob[nt + h]);
+              }
+            }
+          }
+        }
+      } else {
+        FP_ROLLED
+        for (int k0 = 0; k0 < Traits::kHeadDim; k0 += 16) {
+          const arch::MmaA k_frag = tile::load_a<KvTile>(k_s, warp_key0, k0, lane);
+          const arch::MmaA v_frag = tile::load_a<KvTile>(v_s, warp_key0, k0, lane);
+          FP_UNROLL
+          for (int nt = 0; nt < kWarpQTiles; ++nt) {
+            const int n0 = (q_tile0 + nt) * 8;
+            score[nt] = arch::mma_m16n8k16<kTag>(k_frag, tile::load_b_from_nk<QTile>(q_s, n0, k0, lane), score[nt]);
+            dprob[nt] = arch::mma_m16n8k16<kTag>(v_frag, tile::load_b_from_nk<QTile>(do_s, n0, k0, lane), dprob[nt]);
+          }
         }
       }
 
