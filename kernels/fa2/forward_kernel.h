@@ -250,9 +250,9 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
       for (; n_block + 1 < free_end; ++n_block) step(n_block, no, yes);
     for (; n_block < free_end; ++n_block) step(n_block, no, no);
     for (; n_block < keys.end; ++n_block) step(n_block, yes, no);
-  } else {  // each tile testing itself, but for the mask-free run: four bodies would spill at d 224 and 256
-    // Two bodies: the tested one, left for the mask-free run (where head_dim fills the bucket) and
-    // entered again after it.
+  } else {  // d 224, 256: four bodies would spill, so two. Each tile tests itself but in the run of
+            // mask-free blocks (where head_dim fills the bucket), which goes through the lean body up
+            // to its last block (whose successor may need the tested copy) and back to the tested one.
     const auto in_free_run = [&](int n) { return full_head && n >= free_begin && n + 1 < free_end; };
     while (n_block < keys.end) {
       for (; n_block < keys.end && !in_free_run(n_block); ++n_block)
