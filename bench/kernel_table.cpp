@@ -22,8 +22,11 @@ using flashproof::algo::TileSet;
 using flashproof::arch::MmaTag;
 namespace k = flashproof::kernels::emulated;
 
-template <const TileConfig& c, MmaTag kTag>
+// By index: clang 14 (the sanitized build's) rejects a reference to an array element as a template
+// argument.
+template <std::size_t kIndex, MmaTag kTag>
 void print_row() {
+  constexpr TileConfig c = kTileConfigs[kIndex];
   constexpr bool fa2 = c.kernel == flashproof::algo::KernelFamily::fa2;
   constexpr bool forward = c.direction == flashproof::algo::Direction::forward;
   using Traits = std::conditional_t<
@@ -50,8 +53,8 @@ void print_row() {
 
 template <std::size_t... I>
 void print_all(std::index_sequence<I...>) {
-  (print_row<kTileConfigs[I], MmaTag::fp16>(), ...);
-  (print_row<kTileConfigs[I], MmaTag::bf16>(), ...);
+  (print_row<I, MmaTag::fp16>(), ...);
+  (print_row<I, MmaTag::bf16>(), ...);
 }
 
 }  // namespace
