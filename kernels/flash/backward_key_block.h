@@ -63,7 +63,7 @@ struct FlashBackwardTraits {
   // (kOffsetLoads false) by k16 steps computing each address. The former spills 32 bytes on sm_90
   // at d 128 with 128-key blocks (FA2's shipped shape; measured), so that shape keeps the latter.
   static constexpr bool kOffsetLoads = !(kHeadDim == 128 && kBlockN == 128);
-  static constexpr int kSTPeriod = kOffsetLoads ? KvTile::kSwizzle * 8 : 16;  // head-dim columns per trip
+  static constexpr int kSTPeriod = kOffsetLoads ? KvTile::kSwizzlePeriod : 16;  // head-dim columns per trip
   static_assert(QTile::kSwizzle == KvTile::kSwizzle && kHeadDim % kSTPeriod == 0);
   // ... and in the loop's machine code, where the rolled loops (head-dim trips of S^T and dP^T,
   // dQ's key steps and, with kDimSplit 2, the query steps of dV and dK) appear once.

@@ -19,6 +19,7 @@ struct SmemTile {
   static constexpr int kCols = kColCount;
   static constexpr int kChunks = kCols / 8;                   // 16-byte chunks per row
   static constexpr int kSwizzle = kChunks % 8 == 0 ? 8 : 4;  // XOR keeps a chunk in its aligned group
+  static constexpr int kSwizzlePeriod = kSwizzle * 8;         // columns after which the XOR pattern repeats
   static constexpr std::size_t kBytes = std::size_t{kRows} * kCols * 2;
 
   // Element offset of chunk `chunk` (8 contiguous elements) of row `row`.

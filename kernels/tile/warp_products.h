@@ -11,17 +11,18 @@
 
 namespace flashproof::tile {
 
+// add_q_kt's head-dim columns per loop trip, and its head-dim steps in the machine code (a rolled
+// loop appears once).
+template <class QTile, bool kUnrolled>
+inline constexpr int kQktPeriod = kUnrolled ? QTile::kCols : QTile::kSwizzlePeriod;
+template <class QTile, bool kUnrolled>
+inline constexpr int kQktStepsInCode = kQktPeriod<QTile, kUnrolled> / 16;
+
 // score[mt][nt] += Q rows q_row0 + 16 mt times K rows k_row0 + 8 nt, over QTile::kCols (the head
 // dim), loads at the per-lane offsets plus immediates, K two n-tiles per ldmatrix.x4. kUnrolled:
 // every head-dim step unrolled; otherwise a loop over swizzle periods (kSwizzle chunks), unrolled
 // within one: a lane's offsets repeat every period, so the period's start moves the base pointers
 // and the loads stay a register plus an immediate (fewer registers held than fully unrolled).
-template <class QTile, bool kUnrolled>
-inline constexpr int kQktPeriod = kUnrolled ? QTile::kCols : QTile::kSwizzle * 8;  // head-dim columns per trip
-// Head-dim steps of add_q_kt in its machine code (a rolled loop appears once).
-template <class QTile, bool kUnrolled>
-inline constexpr int kQktStepsInCode = kQktPeriod<QTile, kUnrolled> / 16;
-
 template <arch::MmaTag kTag, bool kUnrolled, class QTile, class KTile, int kMTiles, int kSTiles>
 FP_HOST_DEVICE void add_q_kt(arch::MmaC (&score)[kMTiles][kSTiles], const std::uint16_t* q,
                              const LaneOffsets<QTile>& q_lanes, int q_row0, const std::uint16_t* k,
