@@ -145,7 +145,7 @@ class TorchFlashCpu(_TorchImpl):
         t = self.torch
         qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
         o, lse = self.ops._scaled_dot_product_flash_attention_for_cpu(
-            qt, kt, vt, 0.0, native_causal(params), attn_mask=self._mask(params, q.dtype), scale=params.scale)
+            qt, kt, vt, 0.0, native_causal(params), attn_mask=self._mask(params, q.dtype), scale=params.softmax_scale)
         lse = lse.float().contiguous()
         self.mapped = 0
         if has_mask(params):
@@ -164,7 +164,7 @@ class TorchFlashCpu(_TorchImpl):
         tr = lambda x: x.transpose(1, 2)
         dq, dk, dv = self.ops._scaled_dot_product_flash_attention_for_cpu_backward(
             tr(dout), tr(q), tr(k), tr(v), tr(o), lse_in, 0.0, native_causal(params),
-            attn_mask=self._mask(params, q.dtype), scale=params.scale)
+            attn_mask=self._mask(params, q.dtype), scale=params.softmax_scale)
         dq, dk, dv = tr(dq), tr(dk), tr(dv)
         self.last.update({"dq": dq, "dk": dk, "dv": dv})
         return dq, dk, dv
@@ -186,7 +186,7 @@ class TorchMath(_TorchImpl):
         tr = lambda x: x.transpose(1, 2)
         with sdpa_kernel([SDPBackend.MATH]):
             o = self.torch.nn.functional.scaled_dot_product_attention(
-                tr(q), tr(k), tr(v), scale=params.scale, enable_gqa=params.heads_q != params.heads_kv,
+                tr(q), tr(k), tr(v), scale=params.softmax_scale, enable_gqa=params.heads_q != params.heads_kv,
                 **self._args(params))
         return tr(o)
 
@@ -195,7 +195,7 @@ class TorchMath(_TorchImpl):
         g = params.heads_q // params.heads_kv
         qf = q.float().transpose(1, 2)
         kf = k.float().transpose(1, 2).repeat_interleave(g, dim=1)
-        s = (qf @ kf.transpose(-1, -2)) * t.tensor(params.scale, dtype=t.float32)
+        s = (qf @ kf.transpose(-1, -2)) * t.tensor(params.softmax_scale, dtype=t.float32)
         if has_mask(params):
             vis = t.from_numpy(visible_mask(self.np, params))
             s = s.masked_fill(~vis, float("-inf"))
@@ -244,7 +244,7 @@ class JaxXla:
 
     def _attention(self, params):
         kw = self._kwargs(params)
-        scale = float(params.scale)
+        scale = float(params.softmax_scale)
         return lambda q, k, v: self.jax.nn.dot_product_attention(q, k, v, scale=scale, implementation="xla", **kw)
 
     def _lse(self, q, k, params):
@@ -252,7 +252,7 @@ class JaxXla:
         g = params.heads_q // params.heads_kv
         kr = jnp.repeat(k, g, axis=2)
         s = jnp.einsum("BTNH,BSNH->BNTS", q, kr, preferred_element_type=jnp.float32)
-        s = s * jnp.asarray(params.scale, dtype=jnp.float32)
+        s = s * jnp.asarray(params.softmax_scale, dtype=jnp.float32)
         if has_mask(params):
             s = jnp.where(jnp.asarray(visible_mask(self.np, params))[None, None], s, -jnp.inf)
         lse = self.np.asarray(self.jax.nn.logsumexp(s, axis=-1), dtype=self.np.float32)
@@ -311,7 +311,7 @@ class Exact:
         mp.mp.prec = 320
         self.q, self.k, self.v, self.do = (inputs_f32[n] for n in ("q", "k", "v", "dout"))
         self.vis = visible_mask(np, params)
-        self.scale = mp.mpf(float(params.scale))
+        self.scale = mp.mpf(float(params.softmax_scale))
         self.rows = {}
 
     def _vec(self, a):
@@ -629,11 +629,8 @@ def run(args):
                 break
             if first_of_index:
                 n_done[suite] += 1
-            scale = case.scale
-            if scale is None:  # unset: 1/sqrt(head_dim) rounded to fp32, as core/problem.h
-                scale = float(np.float32(1.0 / math.sqrt(case.head_dim)))
             params = fp.Params(case.batch, case.heads_q, case.heads_kv, case.seqlen_q, case.seqlen_k,
-                               case.head_dim, case.dtype, float(scale), tuple(case.window))
+                               case.head_dim, case.dtype, case.softmax_scale, case.scale, tuple(case.window))
             t0 = time.time()
             reference = case.reference(threads=args.threads)
             t_ref = time.time() - t0

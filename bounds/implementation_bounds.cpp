@@ -43,10 +43,10 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward) {
   return out;
 }
 
-ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
+ImplementationBounds implementation_bounds(const ValidProblem& valid, const Inputs& in, ArithmeticModel model,
                                            bool backward, int threads, const std::vector<double>* d_error,
                                            GqaGradientReduction gqa, const OutputSample* wanted) {
-  require_valid(p);
+  const Problem& p = valid;
   require_shape(in.q, p.q_shape(), "Q");
   require_shape(in.k, p.kv_shape(), "K");
   require_shape(in.v, p.kv_shape(), "V");

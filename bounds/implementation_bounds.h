@@ -53,7 +53,7 @@ ImplementationBounds infinite_bounds(const Problem& p, bool backward);
 // The forward then costs O(wanted rows x seqlen_k x head_dim); a wanted column still needs every
 // row that sees it, each visited once for all the wanted columns it sees. Throws
 // std::invalid_argument when the sample does not match p.
-ImplementationBounds implementation_bounds(const Problem& p, const Inputs& in, ArithmeticModel model,
+ImplementationBounds implementation_bounds(const ValidProblem& p, const Inputs& in, ArithmeticModel model,
                                            bool backward, int threads = 0,
                                            const std::vector<double>* d_error = nullptr,
                                            GqaGradientReduction gqa = GqaGradientReduction::group_sum,

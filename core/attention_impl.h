@@ -82,7 +82,8 @@ class AttentionImpl {
   virtual std::string description() const = 0;
   // "host", "gpu" or "emulated".
   virtual std::string where() const = 0;
-  // Empty when the problem is supported; otherwise one line saying why not.
+  // Empty when the problem is supported; otherwise one line saying why not. The harness asks only
+  // about valid problems (a ValidProblem's, core/problem.h), once per check.
   virtual std::string unsupported_reason(const Problem& p, bool backward) const = 0;
   // True when the backward gives bitwise identical results run after run (no atomics in a
   // varying order); the determinism properties hold such implementations to it.

@@ -256,8 +256,8 @@ void fill(HostTensor& t, const Distribution& d, std::uint64_t seed) {
   });
 }
 
-void fill_inputs(const Problem& p, const Distribution& d, std::uint64_t seed, Inputs& io) {
-  require_valid(p, "fill_inputs: ");
+void fill_inputs(const ValidProblem& valid, const Distribution& d, std::uint64_t seed, Inputs& io) {
+  const Problem& p = valid;
   check_tensor(io.q, p.dtype, p.q_shape(), "q");
   check_tensor(io.k, p.dtype, p.kv_shape(), "k");
   check_tensor(io.v, p.dtype, p.kv_shape(), "v");
@@ -343,11 +343,11 @@ void fill_inputs(const Problem& p, const Distribution& d, std::uint64_t seed, In
   }
 }
 
-Inputs generate_inputs(const Problem& p, const Distribution& d, std::uint64_t seed) {
-  const ValidatedScope valid(p, "generate_inputs: ");  // fill_inputs need not validate again
+Inputs generate_inputs(const ValidProblem& valid, const Distribution& d, std::uint64_t seed) {
+  const Problem& p = valid;
   Inputs in{HostTensor(p.dtype, p.q_shape()), HostTensor(p.dtype, p.kv_shape()),
             HostTensor(p.dtype, p.kv_shape()), HostTensor(p.dtype, p.q_shape())};
-  fill_inputs(p, d, seed, in);
+  fill_inputs(valid, d, seed, in);
   return in;
 }
 

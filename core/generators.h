@@ -84,12 +84,12 @@ void read_kv_rows(const Inputs& in, std::int64_t b, std::int64_t kv_head, std::v
 enum class InputStream : std::uint64_t { q = 0, k = 1, v = 2, dout = 3, structure = 4 };
 
 // Contiguous tensors in p.dtype: Q and dO p.q_shape(), K and V p.kv_shape().
-// Throws std::invalid_argument for an invalid problem.
-Inputs generate_inputs(const Problem& p, const Distribution& d, std::uint64_t seed);
+// An invalid Problem is refused where it converts to ValidProblem (std::invalid_argument).
+Inputs generate_inputs(const ValidProblem& p, const Distribution& d, std::uint64_t seed);
 // Same values into caller-provided tensors (any strides, e.g. slices of a packed QKV tensor);
 // they must have the shapes and dtype above (std::invalid_argument otherwise). Only the elements
 // of the views are written.
-void fill_inputs(const Problem& p, const Distribution& d, std::uint64_t seed, Inputs& into);
+void fill_inputs(const ValidProblem& p, const Distribution& d, std::uint64_t seed, Inputs& into);
 // One tensor of an elementwise kind, by logical index; `seed` is the tensor's own seed (e.g.
 // derive(seed, InputStream::v)). Throws std::invalid_argument for other kinds.
 void fill(HostTensor& t, const Distribution& d, std::uint64_t seed);

@@ -8,7 +8,6 @@ namespace flashproof {
 
 namespace {
 thread_local std::uint64_t validations = 0;
-thread_local const ValidatedScope* innermost_scope = nullptr;
 
 std::string positive_error(const char* name, std::int64_t v) {
   return v >= 1 ? std::string() : std::string(name) + " (" + std::to_string(v) + ") must be >= 1";
@@ -63,23 +62,10 @@ std::string Problem::describe() const {
   return s.str();
 }
 
-ValidatedScope::ValidatedScope(const Problem& p, const char* prefix) : problem_(p), outer_(innermost_scope) {
-  require_valid(p, prefix);
-  innermost_scope = this;
-}
+ValidProblem::ValidProblem(const Problem& p) : ValidProblem(p, "") {}
 
-ValidatedScope::~ValidatedScope() { innermost_scope = outer_; }
-
-bool ValidatedScope::holds(const Problem& p) {
-  for (const ValidatedScope* s = innermost_scope; s != nullptr; s = s->outer_)
-    if (s->problem_ == p) return true;
-  return false;
-}
-
-std::string problem_error(const Problem& p) { return ValidatedScope::holds(p) ? std::string() : p.validate(); }
-
-void require_valid(const Problem& p, const char* prefix) {
-  if (std::string e = problem_error(p); !e.empty()) throw std::invalid_argument(prefix + e);
+ValidProblem::ValidProblem(const Problem& p, const char* prefix) : p_(p) {
+  if (std::string e = p.validate(); !e.empty()) throw std::invalid_argument(prefix + e);
 }
 
 std::uint64_t validations_on_this_thread() { return validations; }

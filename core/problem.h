@@ -56,35 +56,30 @@ struct Problem {
   bool operator==(const Problem&) const = default;
 };
 
-// ---- Validating once per check ----
-// Every public entry point that takes a Problem (generate_inputs, the reference, the bounds, the
-// naive implementation's unsupported_reason, run_check, prepare_case) refuses an invalid one with
-// validate()'s message, through problem_error or require_valid. A check validates its problem once,
-// on entry, by opening a ValidatedScope for the time its stages run; within it those entry points
-// recognise the problem (the same values) and do not validate it again. Scopes belong to the thread
-// that opens them: a stage run on another thread validates for itself.
-class ValidatedScope {
+// ---- A validated problem ----
+// A Problem that passed validate(), as a type: the pipeline's stages (generate_inputs, the
+// reference, the bounds, the envelopes, run_implementation, prepare_case) take a ValidProblem and
+// never validate again. Each entry (run_check, a case-file or exchange reader, the command line,
+// Python, the case generator) makes one from the Problem it was given; a caller that holds only a
+// Problem converts it at the call, which validates there (the conversion is implicit, so such a
+// call reads as before and still refuses an invalid problem with validate()'s message).
+class ValidProblem {
  public:
-  // Validates p unless a scope open on this thread holds it; throws
-  // std::invalid_argument(prefix + p.validate()) when it is invalid.
-  explicit ValidatedScope(const Problem& p, const char* prefix = "");
-  ~ValidatedScope();
-  ValidatedScope(const ValidatedScope&) = delete;
-  ValidatedScope& operator=(const ValidatedScope&) = delete;
+  // Throws std::invalid_argument(validate()'s message) when p is invalid.
+  ValidProblem(const Problem& p);  // NOLINT(google-explicit-constructor): validation at the boundary
+  // The same with a prefix before the message (e.g. "generate_inputs: ").
+  ValidProblem(const Problem& p, const char* prefix);
 
-  // Whether a scope open on this thread holds p.
-  static bool holds(const Problem& p);
+  const Problem& get() const { return p_; }
+  operator const Problem&() const { return p_; }  // NOLINT(google-explicit-constructor)
+  const Problem* operator->() const { return &p_; }
+  bool operator==(const ValidProblem& o) const { return p_ == o.p_; }
 
  private:
-  Problem problem_;
-  const ValidatedScope* outer_;
+  Problem p_;
 };
 
-// p.validate(), or "" without validating when a ValidatedScope on this thread holds p.
-std::string problem_error(const Problem& p);
-// Throws std::invalid_argument(prefix + problem_error(p)) when that is not empty.
-void require_valid(const Problem& p, const char* prefix = "");
-// How many times Problem::validate() has run on this thread (tests of the above).
+// How many times Problem::validate() has run on this thread (tests of "validated once").
 std::uint64_t validations_on_this_thread();
 
 }  // namespace flashproof

@@ -4,9 +4,10 @@
 // `flashproof replay FILE` re-runs it; `flashproof check --save-case FILE` writes one by hand.
 // The format, field by field, with an example: docs/case-files.md.
 //
-// Round trip: case_from_json(case_to_json(c, o, n)) gives back c, every saved field of o and n
-// exactly (doubles are written with 17 significant digits, the seed as a decimal string, the
-// distribution as distribution_name writes it), so re-serialising a read file gives the same
+// The fields are written and read by the record layer (harness/records.h). Round trip:
+// case_from_json(case_to_json(c, o, n)) gives back c, every saved field of o and n exactly
+// (doubles are written with 17 significant digits, the seed as a decimal string, the distribution
+// as distribution_name writes it), so re-serialising a read file of this version gives the same
 // bytes. Not saved: reference::Options::threads (results do not depend on it) and
 // reference::Options::mutation (tests of the reference only).
 #pragma once
@@ -16,20 +17,9 @@
 
 #include "core/json.h"
 #include "harness/check.h"
+#include "harness/records.h"  // CaseFile, the format's version
 
 namespace flashproof {
-
-inline constexpr const char* kCaseFileFormat = "flashproof-case";
-inline constexpr int kCaseFileVersion = 1;
-
-struct CaseFile {
-  Case c;
-  CheckOptions options;  // threads 0 (all), mutation none
-  std::string note;
-  // Set when a property failed on the case (properties/properties.h): replay then re-runs that
-  // property rather than the plain check. Written only when not empty.
-  std::string property;
-};
 
 // The case file as a JSON value (a fuzz record embeds it: json::unbroken(json::indented())).
 // Throws std::invalid_argument when a value cannot be written (a non-finite check option).

@@ -26,8 +26,9 @@ double since(Clock::time_point t0) {
 
 }  // namespace
 
-Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in,
+Outputs run_implementation(AttentionImpl& impl, const ValidProblem& valid, bool backward, const Inputs& in,
                            const OutputSample* wanted) {
+  const Problem& p = valid;
   Outputs out{poisoned_output(p.dtype, p.q_shape()), poisoned_output(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
   const bool forward_in_full = backward && wanted && wanted->any_col();
   impl.forward(p, ForwardArgs{in.q, in.k, in.v, out.o, out.lse, forward_in_full ? nullptr : wanted});
@@ -46,7 +47,8 @@ namespace {
 // The valid domain (docs/spec.md "Valid domain"): finite inputs and exact scaled logits |scale q.k| <= 2^64. Cauchy-Schwarz
 // (with the rows' norms, rounded up) settles most cases at once; otherwise the logits are
 // computed. Read from the reference's copy of the inputs, so they are converted once per check.
-std::string domain_violation(const Problem& p, const reference::DenseInputs& in) {
+std::string domain_violation(const reference::DenseInputs& in) {
+  const Problem& p = in.p;
   for (const reference::DenseRows* t : {&in.q, &in.k, &in.v, &in.dout})
     for (double x : t->data)
       if (!std::isfinite(x)) return "inputs contain NaN or inf";
@@ -58,27 +60,23 @@ std::string domain_violation(const Problem& p, const reference::DenseInputs& in)
   return {};
 }
 
-}  // namespace
+const OutputSample* wanted(const CaseContext& ctx) { return ctx.sample ? &*ctx.sample : nullptr; }
 
-static const OutputSample* wanted(const CaseContext& ctx) { return ctx.sample ? &*ctx.sample : nullptr; }
-
-CheckRecord run_check(const Case& c, const CheckOptions& opt) {
-  AttentionImpl* impl = find_implementation(c.impl);
-  if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "' (see `flashproof list`)");
-  return run_check(c, *impl, opt);
+void require_supported(const AttentionImpl& impl, const ValidProblem& p, bool backward) {
+  if (const std::string e = impl.unsupported_reason(p, backward); !e.empty())
+    throw std::invalid_argument(impl.name() + " does not support this case: " + e);
 }
 
-CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_baseline) {
-  const Problem& p = c.problem;
-  const ValidatedScope valid(p);  // its stages (inputs, reference, baseline) do not validate again
+CaseContext prepare(const Case& c, const ValidProblem& valid, const CheckOptions& opt, bool with_baseline) {
+  const Problem& p = valid;
   CaseContext ctx;
   auto t0 = Clock::now();
-  ctx.inputs = generate_inputs(p, c.dist, c.seed);
+  ctx.inputs = generate_inputs(valid, c.dist, c.seed);
   ctx.seconds_inputs = since(t0);
   t0 = Clock::now();
-  const reference::DenseInputs dense(p, ctx.inputs.q, ctx.inputs.k, ctx.inputs.v, &ctx.inputs.dout);
+  const reference::DenseInputs dense(valid, ctx.inputs.q, ctx.inputs.k, ctx.inputs.v, &ctx.inputs.dout);
   ctx.seconds_reference = since(t0);
-  ctx.domain_note = domain_violation(p, dense);  // from the reference's copy of the inputs
+  ctx.domain_note = domain_violation(dense);  // from the reference's copy of the inputs
   t0 = Clock::now();
   reference::Options ref_opt = opt.reference;
   ctx.sample = judged_sample(p, opt.reference.sample, opt.reference.sample_seed);
@@ -88,26 +86,17 @@ CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_basel
   ctx.seconds_reference += since(t0);
   if (with_baseline) {
     t0 = Clock::now();
-    ctx.baseline = run_implementation(*find_implementation("naive"), p, c.backward, ctx.inputs, wanted(ctx));
+    ctx.baseline = run_implementation(*find_implementation("naive"), valid, c.backward, ctx.inputs, wanted(ctx));
     ctx.seconds_baseline = since(t0);
   }
   return ctx;
 }
 
-CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& opt) {
-  const ValidatedScope valid(c.problem);  // the one validation of this check (core/problem.h)
-  if (const std::string e = impl.unsupported_reason(c.problem, c.backward); !e.empty())
-    throw std::invalid_argument(impl.name() + " does not support this case: " + e);
-  return run_check(c, impl, prepare_case(c, opt), opt);
-}
-
-CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext& ctx,
-                      const CheckOptions& opt) {
-  const Problem& p = c.problem;
+// The check of a supported implementation on a prepared case of a valid problem.
+CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionImpl& impl_ref, const CaseContext& ctx,
+                           const CheckOptions& opt) {
+  const Problem& p = valid;
   AttentionImpl* impl = &impl_ref;
-  const ValidatedScope valid(p);  // its stages (bounds, the naive baseline) do not validate again
-  if (const std::string e = impl->unsupported_reason(p, c.backward); !e.empty())
-    throw std::invalid_argument(impl->name() + " does not support this case: " + e);
   if (c.backward != ctx.reference.backward.has_value())
     throw std::invalid_argument("run_check: the prepared case was prepared for the other direction");
   AttentionImpl* baseline = find_implementation("naive");
@@ -129,9 +118,9 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
 
   auto t0 = Clock::now();
   const Outputs out = [&] {
-    if (c.schedule == 0) return run_implementation(*impl, p, c.backward, in, wanted(ctx));
+    if (c.schedule == 0) return run_implementation(*impl, valid, c.backward, in, wanted(ctx));
     const emu::ScopedSchedule explored(c.schedule);
-    return run_implementation(*impl, p, c.backward, in, wanted(ctx));
+    return run_implementation(*impl, valid, c.backward, in, wanted(ctx));
   }();
   r.seconds_impl = since(t0);
   r.seconds_inputs = ctx.seconds_inputs;
@@ -139,7 +128,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
   std::optional<Outputs> own_base;
   if (!ctx.baseline && impl != baseline) {
     t0 = Clock::now();
-    own_base = run_implementation(*baseline, p, c.backward, in, wanted(ctx));
+    own_base = run_implementation(*baseline, valid, c.backward, in, wanted(ctx));
     r.seconds_baseline = since(t0);
   }
   const Outputs& base = ctx.baseline ? *ctx.baseline : own_base ? *own_base : out;
@@ -152,7 +141,7 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
   if (c.backward && r.inputs_in_domain && impl->arithmetic_model() == ArithmeticModel::flash)
     d_error = bounds::d_error_of_given_o(p, out.o, {fwd.o.value, fwd.o.bound, fwd.o.checked}, in.dout);
   bounds::ImplementationBounds rigorous = r.inputs_in_domain
-      ? bounds::implementation_bounds(p, in, impl->arithmetic_model(), c.backward, opt.reference.threads,
+      ? bounds::implementation_bounds(valid, in, impl->arithmetic_model(), c.backward, opt.reference.threads,
                                       d_error.empty() ? nullptr : &d_error, impl->gqa_gradient_reduction(),
                                       wanted(ctx))
       : bounds::infinite_bounds(p, c.backward);
@@ -194,6 +183,32 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl_ref, const CaseContext&
 
   judge_case(r);
   return r;
+}
+
+}  // namespace
+
+// The entries: each makes the case's ValidProblem once (the one validation of a check) and asks
+// the implementation once whether it supports the case.
+CheckRecord run_check(const Case& c, const CheckOptions& opt) {
+  AttentionImpl* impl = find_implementation(c.impl);
+  if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "' (see `flashproof list`)");
+  return run_check(c, *impl, opt);
+}
+
+CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_baseline) {
+  return prepare(c, ValidProblem(c.problem), opt, with_baseline);
+}
+
+CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& opt) {
+  const ValidProblem valid(c.problem);
+  require_supported(impl, valid, c.backward);
+  return check_prepared(c, valid, impl, prepare(c, valid, opt, false), opt);
+}
+
+CheckRecord run_check(const Case& c, AttentionImpl& impl, const CaseContext& ctx, const CheckOptions& opt) {
+  const ValidProblem valid(c.problem);
+  require_supported(impl, valid, c.backward);
+  return check_prepared(c, valid, impl, ctx, opt);
 }
 
 }  // namespace flashproof

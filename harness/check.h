@@ -179,7 +179,8 @@ struct CheckRecord {
 };
 
 // Throws std::invalid_argument for an invalid case or an unknown / unsupporting implementation,
-// with a one-line message.
+// with a one-line message. A check validates its problem once (into a ValidProblem, which its
+// stages take) and asks the implementation once whether it supports the case.
 CheckRecord run_check(const Case& c, const CheckOptions& opt = {});
 // The same with an implementation that need not be registered (c.impl is then only a label).
 CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& opt = {});
@@ -193,7 +194,7 @@ struct Outputs {
 // With a sample (`wanted`), the implementation is told which outputs are judged and may skip the
 // rest; the forward of a backward whose sample has key columns runs in full, since dK and dV of a
 // key need the O and LSE of every row that sees it.
-Outputs run_implementation(AttentionImpl& impl, const Problem& p, bool backward, const Inputs& in,
+Outputs run_implementation(AttentionImpl& impl, const ValidProblem& p, bool backward, const Inputs& in,
                            const OutputSample* wanted = nullptr);
 
 // What a check needs besides the implementation under test, the same for every implementation of

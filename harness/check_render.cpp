@@ -1,4 +1,5 @@
 #include "harness/check_render.h"
+#include "harness/records.h"
 
 #include <cstdint>
 #include <iomanip>
@@ -8,53 +9,6 @@
 namespace flashproof {
 namespace {
 
-json::Value metrics_json(const ErrorMetrics& m) {
-  return {{"count", m.count},
-          {"max_abs", m.max_abs},
-          {"max_rel", m.max_rel},
-          {"rel_floor", m.rel_floor},
-          {"normwise_rel", m.normwise_rel},
-          {"max_ulps", m.max_ulps},
-          {"ulps_unknown", m.ulps_unknown},
-          {"nan_mismatch", m.nan_mismatch},
-          {"inf_mismatch", m.inf_mismatch},
-          {"above_tolerance", m.above_bound},
-          {"nonfinite_reference", m.nonfinite_reference},
-          {"worst_index", json::Value::array({m.worst_coord[0], m.worst_coord[1], m.worst_coord[2], m.worst_coord[3]})},
-          {"worst_value", m.worst_value},
-          {"worst_reference", m.worst_reference}};
-}
-
-json::Value tensor_json(const TensorCheck& t) {
-  json::Value j = json::Value::object();
-  j["name"] = t.name;
-  j["verdict"] = verdict_name(t.verdict);
-  j["tolerance"] = t.tolerance;
-  j["d_error_share"] = t.d_error_share;
-  j["max_reference_bound"] = t.max_reference_bound;
-  j["beyond_range"] = t.beyond_range;
-  j["overflow_as_inf"] = t.overflow_as_inf;
-  j["finite_beyond_range"] = t.finite_beyond_range;
-  j["finite_within_bound"] = t.finite_within_bound;
-  j["opposite_inf_within_bound"] = t.opposite_inf_within_bound;
-  j["regression_applies"] = t.regression_applies;
-  j["baseline_not_finite"] = t.baseline_not_finite;
-  j["regression"] = t.regression;
-  j["rigorous_bound"] = {{"above", t.above_rigorous_bound},
-                         {"unbounded", t.unbounded},
-                         {"vacuous", t.vacuous},
-                         {"conditional", t.conditional},
-                         {"inf_within_bound", t.inf_within_bound},
-                         {"max_bound", t.max_rigorous_bound},
-                         {"max_error_over_bound", t.bound_ratio}};
-  j["not_judged"] = t.unbounded + t.vacuous;
-  j["outside_envelope"] = t.outside_envelope;
-  j["reasons"] = t.reasons;
-  j["errors"] = metrics_json(t.errors);
-  j["baseline_errors"] = metrics_json(t.baseline_errors);
-  return j;
-}
-
 std::string short_number(double x) {
   std::ostringstream s;
   s << std::setprecision(3) << x;
@@ -63,44 +17,7 @@ std::string short_number(double x) {
 
 }  // namespace
 
-json::Value check_record_json(const CheckRecord& r) {
-  const Problem& p = r.c.problem;
-  json::Value c = json::Value::object();
-  c["impl"] = r.c.impl;
-  c["where"] = r.impl_where;
-  c["dtype"] = dtype_name(p.dtype);
-  for (const auto& [name, size] : p.sizes()) c[name] = size;
-  c["scale"] = static_cast<double>(p.softmax_scale());
-  c["window_left"] = p.window_left;
-  c["window_right"] = p.window_right;
-  c["dist"] = distribution_name(r.c.dist);
-  c["seed"] = r.c.seed;
-  if (r.c.schedule != 0) c["schedule"] = std::to_string(r.c.schedule);
-  c["backward"] = r.c.backward;
-
-  json::Value reference = {{"backend", r.reference_backend},
-                           {"sampling", r.reference_stats.sampling},
-                           {"fallback_rows", r.reference_stats.fallback_rows},
-                           {"fallback_columns", r.reference_stats.fallback_columns}};
-  if (!r.sampled_rows.empty() || !r.sampled_columns.empty()) {
-    reference["sampled_rows"] = r.sampled_rows;
-    reference["sampled_columns"] = r.sampled_columns;
-  }
-  json::Value tensors = json::Value::array();
-  for (const TensorCheck& t : r.tensors) tensors.push_back(tensor_json(t));
-
-  json::Value j = json::Value::object();
-  j["case"] = std::move(c);
-  j["in_domain"] = r.in_domain;
-  j["inputs_in_domain"] = r.inputs_in_domain;
-  j["domain_note"] = r.domain_note;
-  j["reference"] = std::move(reference);
-  j["tensors"] = std::move(tensors);
-  j["seconds"] = {{"impl", r.seconds_impl}, {"reference", r.seconds_reference}, {"bounds", r.seconds_bounds}};
-  j["regression"] = r.regression;
-  j["verdict"] = verdict_name(r.verdict);
-  return j;
-}
+json::Value check_record_json(const CheckRecord& r) { return json::Value(r); }
 
 json::Layout check_record_layout() {
   // A tensor's line continues under its opening brace; a sample's lists one level deeper.

@@ -62,16 +62,12 @@ std::string meta_json(const Case& c, const Inputs& in) {
   json::Value j = json::Value::object();
   j["format"] = "flashproof-exchange-case";
   j["version"] = 1;
-  j["dtype"] = dtype_name(p.dtype);
+  j.update(json::Value(p));  // the problem as every record writes it (harness/records.h)
   j["element_bytes"] = dtype_bytes(p.dtype);
-  for (const auto& [name, size] : p.sizes()) j[name] = size;
   j["q_shape"] = json::Value::array({p.batch, p.seqlen_q, p.heads_q, p.head_dim});
   j["kv_shape"] = json::Value::array({p.batch, p.seqlen_k, p.heads_kv, p.head_dim});
   j["lse_shape"] = json::Value::array({p.batch, p.heads_q, p.seqlen_q});
-  j["softmax_scale"] = static_cast<double>(scale);
   j["softmax_scale_bits"] = "0x" + hex64(std::bit_cast<std::uint32_t>(scale)).substr(8);
-  j["window_left"] = p.window_left;
-  j["window_right"] = p.window_right;
   j["causal"] = p.causal();
   j["mask"] = !p.has_mask() ? "none" : p.causal() ? "causal" : "window";
   j["sdpa_is_causal"] = sdpa_is_causal(p);
@@ -108,7 +104,7 @@ std::string case_directory_name(const Case& c) {
   Case key = c;
   key.impl.clear();
   key.backward = false;
-  return hex64(fnv1a64(case_to_json(key)));
+  return hex64(fnv1a64(json::write(json::Value(key))));
 }
 
 std::string tensor_bytes(const HostTensor& t) {
@@ -142,14 +138,14 @@ HostTensor read_tensor_file(const std::string& path, DType dtype, Shape shape, i
 }
 
 std::string write_case(const std::string& root, const Case& c, const std::string& note) {
-  if (const std::string e = c.problem.validate(); !e.empty()) throw std::invalid_argument(e);
+  const ValidProblem valid(c.problem);
   const std::string name = case_directory_name(c);
   const fs::path dir = fs::path(root) / name;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir)) throw std::runtime_error("cannot create directory " + dir.string());
   write_case_file((dir / "case.json").string(), c, {}, note);
-  const Inputs in = generate_inputs(c.problem, c.dist, c.seed);
+  const Inputs in = generate_inputs(valid, c.dist, c.seed);
   write_tensor_file((dir / "q.bin").string(), in.q);
   write_tensor_file((dir / "k.bin").string(), in.k);
   write_tensor_file((dir / "v.bin").string(), in.v);

@@ -88,7 +88,6 @@ class ImportedAttention final : public AttentionImpl {
   GqaGradientReduction gqa_gradient_reduction() const override { return gqa_; }
 
   std::string unsupported_reason(const Problem& p, bool) const override {
-    if (std::string e = problem_error(p); !e.empty()) return e;
     bool matched = false;
     std::string refusal;
     std::error_code ec;

@@ -68,12 +68,13 @@ struct DenseRows {
   }
 };
 
+// Made from a ValidProblem only, so the reference's entry points need not validate again.
 struct DenseInputs {
   Problem p;
   DenseRows q, k, v, dout;
-  DenseInputs(const Problem& problem, const HostTensor& q_, const HostTensor& k_,
+  DenseInputs(const ValidProblem& problem, const HostTensor& q_, const HostTensor& k_,
               const HostTensor& v_, const HostTensor* dout_)
-      : p(problem),
+      : p(problem.get()),
         q(q_, p.batch, p.heads_q, p.seqlen_q, p.head_dim, "Q"),
         k(k_, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, "K"),
         v(v_, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, "V") {

@@ -152,8 +152,7 @@ void mark_checked(CertifiedTensor& t, const RowLayout& rows, const std::vector<s
   });
 }
 
-void validate(const Problem& p, const Options& opt) {
-  require_valid(p);
+void validate(const Options& opt) {
   if (opt.precision_bits < 64 || opt.precision_bits > 65536)
     throw std::invalid_argument("reference precision (" + std::to_string(opt.precision_bits) +
                                 " bits) must be between 64 and 65536");
@@ -309,26 +308,26 @@ BackwardResult backward_dense(const DenseInputs& in, const Options& opt) {
 
 }  // namespace
 
-ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k,
+ForwardResult forward(const ValidProblem& p, const HostTensor& q, const HostTensor& k,
                       const HostTensor& v, const Options& opt) {
-  validate(p, opt);
+  validate(opt);
   return forward_dense(DenseInputs(p, q, k, v, nullptr), opt);
 }
 
-BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+BackwardResult backward(const ValidProblem& p, const HostTensor& q, const HostTensor& k,
                         const HostTensor& v, const HostTensor& dout, const Options& opt) {
-  validate(p, opt);
+  validate(opt);
   return backward_dense(DenseInputs(p, q, k, v, &dout), opt);
 }
 
-Results forward_backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+Results forward_backward(const ValidProblem& p, const HostTensor& q, const HostTensor& k,
                          const HostTensor& v, const HostTensor* dout, const Options& opt) {
-  validate(p, opt);
+  validate(opt);
   return forward_backward(DenseInputs(p, q, k, v, dout), dout != nullptr, opt);
 }
 
 Results forward_backward(const DenseInputs& in, bool backward, const Options& opt) {
-  validate(in.p, opt);
+  validate(opt);
   if (backward && in.dout.data.empty())
     throw std::invalid_argument("reference backward: the inputs were converted without dO");
   Results r{forward_dense(in, opt), std::nullopt};

@@ -80,10 +80,11 @@ struct BackwardResult {
 };
 
 // Inputs are host tensors in docs/spec.md's layout (any strides, any dtype; values taken exactly).
-// Throws std::invalid_argument on an invalid problem or mismatched tensor shapes.
-ForwardResult forward(const Problem& p, const HostTensor& q, const HostTensor& k,
+// Throws std::invalid_argument on an invalid problem (where it converts to ValidProblem) or
+// mismatched tensor shapes.
+ForwardResult forward(const ValidProblem& p, const HostTensor& q, const HostTensor& k,
                       const HostTensor& v, const Options& opt = {});
-BackwardResult backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+BackwardResult backward(const ValidProblem& p, const HostTensor& q, const HostTensor& k,
                         const HostTensor& v, const HostTensor& dout, const Options& opt = {});
 
 // Both, over one copy of the inputs (a check needs both: this converts them once). The backward
@@ -92,7 +93,7 @@ struct Results {
   ForwardResult forward;
   std::optional<BackwardResult> backward;
 };
-Results forward_backward(const Problem& p, const HostTensor& q, const HostTensor& k,
+Results forward_backward(const ValidProblem& p, const HostTensor& q, const HostTensor& k,
                          const HostTensor& v, const HostTensor* dout, const Options& opt = {});
 // The same over inputs already converted (e.g. shared with the harness's domain check); the
 // backward needs in.dout.

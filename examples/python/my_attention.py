@@ -6,7 +6,7 @@ import numpy as np
 def _probabilities(q, k, p):
     """Softmax weights [b, hq, sq, sk], row max and row sum, in float64."""
     k = np.repeat(k.astype(np.float64), p.group_size, axis=2)  # query head h reads kv head h // group
-    s = np.einsum("bihd,bjhd->bhij", q.astype(np.float64), k) * p.scale
+    s = np.einsum("bihd,bjhd->bhij", q.astype(np.float64), k) * p.softmax_scale
     i = np.arange(p.seqlen_q)[:, None] + p.mask_offset  # bottom-right aligned
     j = np.arange(p.seqlen_k)[None, :]
     left, right = p.window  # -1: unbounded
@@ -31,8 +31,8 @@ def backward(q, k, v, o, lse, dout, p):
     dout64 = dout.astype(np.float64)
     dp = np.einsum("bihd,bjhd->bhij", dout64, np.repeat(v.astype(np.float64), g, axis=2))
     ds = prob * (dp - (prob * dp).sum(axis=-1, keepdims=True))
-    dq = np.einsum("bhij,bjhd->bihd", ds, np.repeat(k.astype(np.float64), g, axis=2)) * p.scale
-    dk = np.einsum("bhij,bihd->bjhd", ds, q.astype(np.float64)) * p.scale
+    dq = np.einsum("bhij,bjhd->bihd", ds, np.repeat(k.astype(np.float64), g, axis=2)) * p.softmax_scale
+    dk = np.einsum("bhij,bihd->bjhd", ds, q.astype(np.float64)) * p.softmax_scale
     dv = np.einsum("bhij,bihd->bjhd", prob, dout64)
 
     def group_sum(x):  # dK, dV of a kv head: the sum over its group of query heads

@@ -99,7 +99,7 @@ class Case(ProblemShapes):
         return case
 
     def __getattr__(self, name):
-        if name in ("batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "dtype", "scale",
+        if name in ("batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "dtype", "scale", "softmax_scale",
                     "distribution", "seed", "backward", "kind", "note", "property", "impl"):
             return getattr(self._box, name)
         raise AttributeError(name)

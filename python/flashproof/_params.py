@@ -26,7 +26,9 @@ class ProblemShapes:
 class Params(ProblemShapes):
     """The problem of a forward/backward call.
 
-    scale is the exact fp32 softmax scale (as a Python float). window is (left, right), -1 for an
+    softmax_scale is the exact fp32 softmax scale every implementation uses (a Python float); scale is
+    the scale the case gave, or None for the default 1/sqrt(head_dim) rounded to fp32 (the same
+    two fields as every record, docs/case-files.md). window is (left, right), -1 for an
     unbounded side, aligned to the bottom right: query i sees key j when
     i + mask_offset - left <= j <= i + mask_offset + right, mask_offset = seqlen_k - seqlen_q.
     Causal is (-1, 0). Query head h reads key/value head h // group_size.
@@ -39,7 +41,8 @@ class Params(ProblemShapes):
     seqlen_k: int
     head_dim: int
     dtype: str
-    scale: float
+    softmax_scale: float
+    scale: object  # float or None
     window: tuple
 
     @property
@@ -53,4 +56,4 @@ class Params(ProblemShapes):
     @classmethod
     def _from_dict(cls, d):
         return cls(d["batch"], d["heads_q"], d["heads_kv"], d["seqlen_q"], d["seqlen_k"], d["head_dim"],
-                   d["dtype"], d["scale"], (d["window_left"], d["window_right"]))
+                   d["dtype"], d["softmax_scale"], d["scale"], (d["window_left"], d["window_right"]))

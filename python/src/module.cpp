@@ -212,8 +212,6 @@ std::string check(const CaseBox& box, nb::handle impl, bool use_saved_options, c
   CheckOptions opt = use_saved_options ? box.options : CheckOptions{};
   if (!use_saved_options) opt.reference.backend = backend_arg(backend);
   opt.reference.threads = threads;
-  if (const std::string e = target.unsupported_reason(c.problem, c.backward); !e.empty())
-    throw std::invalid_argument(target.name() + " does not support this case: " + e);
   return with_python_errors(impl, [&] { return to_json(run_check(c, target, opt)); });
 }
 
@@ -350,7 +348,10 @@ NB_MODULE(_core, m) {
       .def_prop_ro("seqlen_k", [](const CaseBox& b) { return b.c.problem.seqlen_k; })
       .def_prop_ro("head_dim", [](const CaseBox& b) { return b.c.problem.head_dim; })
       .def_prop_ro("dtype", [](const CaseBox& b) { return std::string(dtype_name(b.c.problem.dtype)); })
-      .def_prop_ro("scale", [](const CaseBox& b) { return static_cast<double>(b.c.problem.softmax_scale()); })
+      .def_prop_ro("scale", [](const CaseBox& b) {
+        return b.c.problem.scale ? nb::cast(static_cast<double>(*b.c.problem.scale)) : nb::none();
+      })
+      .def_prop_ro("softmax_scale", [](const CaseBox& b) { return static_cast<double>(b.c.problem.softmax_scale()); })
       .def_prop_ro("window_left", [](const CaseBox& b) { return b.c.problem.window_left; })
       .def_prop_ro("window_right", [](const CaseBox& b) { return b.c.problem.window_right; })
       .def_prop_ro("distribution", [](const CaseBox& b) { return distribution_name(b.c.dist); })

@@ -1,5 +1,7 @@
 #include "python_attention.h"
 
+#include "harness/records.h"
+
 #include <pthread.h>
 
 #include <atomic>
@@ -56,13 +58,19 @@ void write_bytes(HostTensor& t, nb::handle data, const std::string& what) {
         }
 }
 
+// The problem's record (harness/records.h) as a dict: integers, strings, numbers and null.
 nb::dict params_of(const Problem& p) {
   nb::dict d;
-  for (const auto& [name, size] : p.sizes()) d[name] = size;
-  d["dtype"] = std::string(dtype_name(p.dtype));
-  d["scale"] = static_cast<double>(p.softmax_scale());
-  d["window_left"] = p.window_left;
-  d["window_right"] = p.window_right;
+  for (const auto& [key, value] : json::Value(p).items()) {
+    if (value.is_number_integer())
+      d[key.c_str()] = value.get<std::int64_t>();
+    else if (value.is_number())
+      d[key.c_str()] = value.get<double>();
+    else if (value.is_string())
+      d[key.c_str()] = value.get<std::string>();
+    else
+      d[key.c_str()] = nb::none();
+  }
   return d;
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <random>
@@ -154,11 +155,12 @@ TEST(CaseFile, WritesTheDocumentedFields) {
   o.k_forward = 0.1;
   const std::string text = case_to_json(c, o, "n");
   for (const char* field :
-       {"\"format\": \"flashproof-case\"", "\"version\": 1", "\"seed\": \"18446744073709551615\"",
-        "\"scale\": 0.10000000149011612", "\"k_forward\": 0.10000000000000001",
-        "\"dist\": \"normal\"", "\"backward\": false", "\"note\": \"n\""})
+       {"\"format\": \"flashproof-case\"", "\"version\": 2", "\"seed\": \"18446744073709551615\"",
+        "\"scale\": 0.10000000149011612", "\"softmax_scale\": 0.10000000149011612", "\"k_forward\": 0.10000000000000001",
+        "\"distribution\": \"normal\"", "\"backward\": false", "\"note\": \"n\""})
     EXPECT_NE(text.find(field), std::string::npos) << field << " in " << text;
   EXPECT_NE(case_to_json(Case{}).find("\"scale\": null"), std::string::npos);
+  EXPECT_NE(case_to_json(Case{}).find("\"softmax_scale\": 0.125"), std::string::npos);  // 1/sqrt(64)
   o.k_forward = std::numeric_limits<double>::infinity();
   EXPECT_THROW(case_to_json(c, o), std::invalid_argument);
 }
@@ -167,9 +169,9 @@ TEST(CaseFile, WritesTheDocumentedFields) {
 // the seed as a plain number.
 TEST(CaseFile, OptionalFieldsAndPlainNumberSeeds) {
   const CaseFile f = case_from_json(
-      R"({"format": "flashproof-case", "version": 1, "impl": "fa1", "dtype": "bf16", "batch": 2,
+      R"({"format": "flashproof-case", "version": 2, "impl": "fa1", "dtype": "bf16", "batch": 2,
           "heads_q": 4, "heads_kv": 2, "seqlen_q": 9, "seqlen_k": 17, "head_dim": 40,
-          "window_left": -1, "window_right": 0, "dist": "scaled:3",
+          "window_left": -1, "window_right": 0, "distribution": "scaled:3",
           "seed": 18446744073709551615, "backward": true, "check": {"sample": 3}})",
       "hand.json");
   EXPECT_EQ(f.c.seed, 18446744073709551615ull);
@@ -228,6 +230,34 @@ TEST(CaseFile, PropertyFieldRoundTripsAndIsOptional) {
   EXPECT_NE(error_of(replaced(text, "\"accuracy-regression\"", "7")).find("property"), std::string::npos);
 }
 
+// A version 1 file (before the record layer; tests/harness/data/case_v1.json, docs/case-files.md's
+// example of that time) reads as it was written, and writes back as version 2.
+TEST(CaseFile, ReadsVersion1) {
+  const CaseFile f = read_case_file(FLASHPROOF_TEST_DATA_DIR "/case_v1.json");
+  EXPECT_EQ(f.c.impl, "fa2");
+  EXPECT_EQ(f.c.problem.dtype, DType::bf16);
+  EXPECT_EQ(f.c.problem.heads_q, 4);
+  EXPECT_EQ(f.c.problem.seqlen_k, 17);
+  EXPECT_EQ(f.c.problem.window_left, 3);
+  EXPECT_EQ(f.c.problem.scale, 0.3f);
+  EXPECT_EQ(distribution_name(f.c.dist), "large-logits:300");
+  EXPECT_EQ(f.c.seed, 18446744073709551615ull);
+  EXPECT_TRUE(f.c.backward);
+  EXPECT_EQ(f.options.reference.sample, 5);
+  const std::string again = case_to_json(f.c, f.options, f.note, f.property);
+  EXPECT_NE(again.find("\"version\": 2"), std::string::npos);
+  EXPECT_NE(again.find("\"distribution\": \"large-logits:300\""), std::string::npos);
+  EXPECT_EQ(again.find("\"dist\""), std::string::npos);
+  const CaseFile back = case_from_json(again, "again.json");
+  EXPECT_EQ(case_to_json(back.c, back.options, back.note, back.property), again);
+  // Version 1 knows no "softmax_scale".
+  std::ifstream in(FLASHPROOF_TEST_DATA_DIR "/case_v1.json");
+  std::string v1((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(error_of(replaced(v1, "\"backward\"", "\"softmax_scale\": 0.30000001192092896, \"backward\"")).find(
+                "unknown field \"softmax_scale\""),
+            std::string::npos);
+}
+
 TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
   Case c;
   c.problem.heads_q = 6;
@@ -246,9 +276,17 @@ TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
        "not a flashproof case file (no \"format\": \"flashproof-case\")"},
       {replaced(good, "  \"format\": \"flashproof-case\",\n", ""), "not a flashproof case file"},
       {"[1, 2]", "not a flashproof case file (not a JSON object)"},
-      {replaced(good, "\"version\": 1", "\"version\": 2"),
-       "unsupported case file version 2 (this flashproof reads version 1)"},
-      {replaced(good, "\"version\": 1", "\"version\": \"1\""), "\"version\" must be an integer"},
+      {replaced(good, "\"version\": 2", "\"version\": 3"),
+       "unsupported case file version 3 (this flashproof reads versions 1 and 2)"},
+      {replaced(good, "\"version\": 2", "\"version\": \"2\""), "\"version\" must be an integer"},
+      // Version 2 spells the distribution "distribution"; "dist" is version 1's.
+      {replaced(good, "\"distribution\"", "\"dist\""), "missing field \"distribution\""},
+      {replaced(good, "\"version\": 2", "\"version\": 1"), "missing field \"dist\""},
+      // The derived scale must be the one the problem implies (head_dim 64: 0.125).
+      {replaced(good, "\"softmax_scale\": 0.125", "\"softmax_scale\": 0.25"),
+       "\"softmax_scale\" (0.25) is not the scale that \"scale\" and \"head_dim\" give (0.125)"},
+      {replaced(good, "\"head_dim\": 64", "\"head_dim\": 16"), "is not the scale that"},
+      {replaced(good, "\"softmax_scale\": 0.125", "\"softmax_scale\": null"), "\"softmax_scale\" must be a finite number"},
       {replaced(good, "  \"seqlen_q\": 7,\n", ""), "missing field \"seqlen_q\""},
       {replaced(good, "  \"backward\": false,\n", ""), "missing field \"backward\""},
       {replaced(good, "\"seqlen_q\": 7", "\"seqlen_q\": \"7\""), "\"seqlen_q\" must be an integer"},
@@ -267,9 +305,9 @@ TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
       {replaced(good, "\"window_left\": -1", "\"window_left\": -2"), "window (-2,-1) sides must be"},
       {replaced(good, "\"dtype\": \"fp16\"", "\"dtype\": \"fp8\""),
        "unsupported dtype \"fp8\" (fp16, bf16, fp32)"},
-      {replaced(good, "\"dist\": \"normal\"", "\"dist\": \"cauchy\""),
+      {replaced(good, "\"distribution\": \"normal\"", "\"distribution\": \"cauchy\""),
        "unknown distribution \"cauchy\" (normal, uniform"},
-      {replaced(good, "\"dist\": \"normal\"", "\"dist\": \"scaled:0\""),
+      {replaced(good, "\"distribution\": \"normal\"", "\"distribution\": \"scaled:0\""),
        "unknown distribution \"scaled:0\""},
       {replaced(good, "\"seed\": \"0\"", "\"seed\": \"-1\""),
        "\"seed\" must be an unsigned 64-bit integer (a decimal string, e.g. \"42\")"},
@@ -294,7 +332,7 @@ TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
       {replaced(good, "\"sample\": 0", "\"sample\": 0, \"samples\": 3"), "unknown field \"check.samples\""},
       {replaced(good, "\"sample\": 0", "\"sample\": -3"), "\"check.sample\" must be >= 0 (0: every row and column)"},
       {replaced(good, "\"note\"", "\"note\" 3, \"x\""), "expected ':'"},
-      {replaced(good, "\"version\": 1,", "\"version\": 1"), "expected ',' or '}'"},
+      {replaced(good, "\"version\": 2,", "\"version\": 2"), "expected ',' or '}'"},
       {replaced(good, "\"note\": \"note\"", "\"note\": \"a\\qb\""), "unknown escape \\q"},
       {replaced(good, "\"note\": \"note\"", "\"note\": \"a\\\nb\""),
        "unknown escape: \\ before byte 0x0a"},

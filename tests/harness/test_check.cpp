@@ -56,9 +56,28 @@ TEST(Check, NaiveBaselinePassesForwardAndBackward) {
   EXPECT_NE(to_json(r).find("\"verdict\": \"pass\""), std::string::npos);
 }
 
+// An implementation that counts how often it is asked whether it supports a case.
+class CountingNaive : public AttentionImpl {
+ public:
+  mutable int asked = 0;
+  std::string name() const override { return "counting"; }
+  std::string description() const override { return "naive, counting unsupported_reason"; }
+  std::string where() const override { return "host"; }
+  std::string unsupported_reason(const Problem& p, bool b) const override {
+    ++asked;
+    return naive().unsupported_reason(p, b);
+  }
+  ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
+  void forward(const Problem& p, const ForwardArgs& a) override { naive().forward(p, a); }
+  void backward(const Problem& p, const BackwardArgs& a) override { naive().backward(p, a); }
+
+ private:
+  static AttentionImpl& naive() { return *find_implementation("naive"); }
+};
+
 // core/problem.h: a check validates its problem once, however many stages take it (inputs,
-// reference, bounds, the baseline, unsupported_reason), and its entry points still refuse an
-// invalid problem with validate()'s message.
+// reference, bounds, the baseline), asks the implementation once whether it supports the case,
+// and its entry points still refuse an invalid problem with validate()'s message.
 TEST(Check, ValidatesItsProblemOnce) {
   FP_SKIP_IF_BUCKET_NOT_BUILT("fa2", small_case("fa2", true).problem, true);
   for (const char* impl : {"naive", "fa2"})
@@ -84,13 +103,21 @@ TEST(Check, ValidatesItsProblemOnce) {
   };
   EXPECT_EQ(refusal([&] { run_check(bad); }), why);
   EXPECT_EQ(refusal([&] { prepare_case(bad); }), why);
-  EXPECT_EQ(refusal([&] { generate_inputs(bad.problem, bad.dist, 1); }), "generate_inputs: " + why);
-  EXPECT_EQ(find_implementation("naive")->unsupported_reason(bad.problem, true), why);
-  // A scope for one problem does not vouch for another.
-  const ValidatedScope valid(small_case("naive", true).problem);
-  EXPECT_EQ(refusal([&] { run_check(bad); }), why);
-  EXPECT_EQ(find_implementation("naive")->unsupported_reason(bad.problem, true), why);
-  EXPECT_EQ(refusal([&] { ValidatedScope inner(bad.problem, "x: "); }), "x: " + why);
+  // A stage given a plain Problem converts it to a ValidProblem at the call, which validates.
+  EXPECT_EQ(refusal([&] { generate_inputs(bad.problem, bad.dist, 1); }), why);
+  EXPECT_EQ(refusal([&] { reference::forward(bad.problem, HostTensor(), HostTensor(), HostTensor()); }), why);
+  EXPECT_EQ(refusal([&] { ValidProblem inner(bad.problem, "x: "); }), "x: " + why);
+
+  CountingNaive counting;
+  for (bool backward : {false, true}) {
+    counting.asked = 0;
+    const CaseContext ctx = prepare_case(small_case("naive", backward));
+    EXPECT_EQ(run_check(small_case("naive", backward), counting).verdict, Verdict::pass);
+    EXPECT_EQ(counting.asked, 1) << "backward " << backward;
+    counting.asked = 0;
+    EXPECT_EQ(run_check(small_case("naive", backward), counting, ctx).verdict, Verdict::pass);
+    EXPECT_EQ(counting.asked, 1) << "prepared, backward " << backward;
+  }
 }
 
 TEST(Check, BrokenImplementationsAreCaught) {

@@ -39,7 +39,7 @@ def visible(p, top_left=False):
 def probabilities(q, k, p, scale=None, top_left=False):
     """P [b, hq, sq, sk], row max and row sum (float64)."""
     kr = np.repeat(to_float64(k), p.group_size, axis=2)
-    s = np.einsum("bihd,bjhd->bhij", to_float64(q), kr) * (p.scale if scale is None else scale)
+    s = np.einsum("bihd,bjhd->bhij", to_float64(q), kr) * (p.softmax_scale if scale is None else scale)
     s = np.where(visible(p, top_left), s, -np.inf)
     m = s.max(axis=-1, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
@@ -69,8 +69,8 @@ def backward(q, k, v, o, lse, dout, p, first_head_dv=False):
     dv = np.einsum("bhij,bihd->bjhd", prob, do)
     dp = np.einsum("bihd,bjhd->bhij", do, vr)
     ds = prob * (dp - (prob * dp).sum(axis=-1, keepdims=True))
-    dq = np.einsum("bhij,bjhd->bihd", ds, kr) * p.scale
-    dk = np.einsum("bhij,bihd->bjhd", ds, to_float64(q)) * p.scale
+    dq = np.einsum("bhij,bjhd->bihd", ds, kr) * p.softmax_scale
+    dk = np.einsum("bhij,bihd->bjhd", ds, to_float64(q)) * p.softmax_scale
     return (to_dtype(dq, p.dtype), to_dtype(group_sum(dk, p), p.dtype),
             to_dtype(group_sum(dv, p, first_head_dv), p.dtype))
 

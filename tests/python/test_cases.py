@@ -54,7 +54,7 @@ def test_reference_values_and_bounds():
     ref = case.reference()
     x = case.inputs()
     params = flashproof.Params(case.batch, case.heads_q, case.heads_kv, case.seqlen_q, case.seqlen_k, case.head_dim,
-                               case.dtype, case.scale, case.window)
+                               case.dtype, case.softmax_scale, case.scale, case.window)
     prob, m, l = kernels.probabilities(x["q"], x["k"], params)
     o = np.einsum("bhij,bjhd->bihd", prob, np.repeat(x["v"].astype(np.float64), 2, axis=2))
     assert ref.o.value.shape == (1, 6, 2, 16) and ref.lse.value.shape == (1, 2, 6)
