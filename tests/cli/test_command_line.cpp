@@ -157,7 +157,7 @@ TEST(CommandLine, OptEqualsValueEndToEnd) {
   const Result both = run({"check", "--json", "--seqlen-q=5", "--seqlen-k", "3", "--head-dim=8", "--dist=scaled:2"});
   EXPECT_EQ(both.status, 0) << both.err;
   EXPECT_NE(both.out.find("\"seqlen_q\": 5, \"seqlen_k\": 3, \"head_dim\": 8"), std::string::npos) << both.out;
-  EXPECT_NE(both.out.find("\"dist\": \"scaled:2\""), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("\"distribution\": \"scaled:2\""), std::string::npos) << both.out;
   const Result prove = run({"prove", "--timeout=5", "--list", "merge_states"});
   EXPECT_EQ(prove.status, 0) << prove.err;
   EXPECT_EQ(prove.out.rfind("merge_states\t", 0), 0u) << prove.out;

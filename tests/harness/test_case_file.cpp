@@ -301,7 +301,8 @@ TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
       {replaced(good, "\"batch\": 1", "\"batch\": 0"), "batch (0) must be >= 1"},
       {replaced(good, "\"heads_kv\": 3", "\"heads_kv\": 4"),
        "heads_q (6) must be a multiple of heads_kv (4)"},
-      {replaced(good, "\"head_dim\": 64", "\"head_dim\": 300"), "head_dim (300) must be at most 256"},
+      {replaced(replaced(good, "\"head_dim\": 64", "\"head_dim\": 300"), "  \"softmax_scale\": 0.125,\n", ""),
+       "head_dim (300) must be at most 256"},
       {replaced(good, "\"window_left\": -1", "\"window_left\": -2"), "window (-2,-1) sides must be"},
       {replaced(good, "\"dtype\": \"fp16\"", "\"dtype\": \"fp8\""),
        "unsupported dtype \"fp8\" (fp16, bf16, fp32)"},
@@ -319,7 +320,7 @@ TEST(CaseFile, EachMalformedFileGivesItsOneLineError) {
       {replaced(good, "\"scale\": null", "\"scale\": 1e999"), "number beyond the range of a double"},  // refused by the reader
       {replaced(good, "\"scale\": null", "\"scale\": \"0.5\""), "\"scale\" must be a finite number"},
       {replaced(good, "\"seqlen_q\"", "\"seqlen-q\": 7, \"seqlen_q\""), "unknown field \"seqlen-q\""},
-      {replaced(good, "\"check\": {", "\"check\": 3, \"x\": {"), "\"check\" must be an object"},
+      {replaced(good, "\"check\": {", "\"check\": 3, \"x\": {"), "\"check\" must be a JSON object"},
       {replaced(good, "\"k_forward\": 2", "\"k_forward\": -1"), "\"check.k_forward\" must be >= 0"},
       {replaced(good, "\"k_forward\": 2", "\"k_forward\": true"),
        "\"check.k_forward\" must be a finite number"},

@@ -19,6 +19,7 @@
 #include "cli/export_command.h"
 #include "core/json.h"
 #include "harness/case_file.h"
+#include "harness/check_render.h"
 #include "harness/exchange.h"
 #include "harness/imported_attention.h"
 #include "kernels/naive/naive_attention.h"
@@ -452,6 +453,36 @@ TEST(ExchangeCli, BadOutputFilesAndRefusalsAreOneLineStatusTwo) {
   fs::remove(fs::path(sc.dir) / "fake" / "o.bin");
   std::ofstream(fs::path(sc.dir) / "fake" / "refused.txt") << "\x1b[2Jno kernel\r\n";
   expect_bad("(refused: \\x1b[2Jno kernel\\r)");
+}
+
+// An exchange directory written before the record layer (tests/harness/data/exchange_v1: a version
+// 1 case.json and the meta.json of that time) is still read: its case, its inputs, and a backend's
+// outputs judged as imported:<backend>.
+TEST(ExchangeVersion1, AnOldDirectoryIsReadAndJudged) {
+  const fs::path root = scratch("version1");
+  fs::copy(FLASHPROOF_SOURCE_DIR "/tests/harness/data/exchange_v1", root, fs::copy_options::recursive);
+  const std::vector<exchange::StoredCase> cases = exchange::list_cases(root.string());
+  ASSERT_EQ(cases.size(), 1u);
+  const Case& c = cases.front().c;
+  EXPECT_EQ(c.problem.head_dim, 130);
+  EXPECT_TRUE(c.problem.causal());
+  EXPECT_EQ(distribution_name(c.dist), "uniform");
+  EXPECT_EQ(c.seed, 8307079844906897056ull);
+  EXPECT_TRUE(c.backward);
+  // The stored inputs are what the case generates.
+  const Inputs stored = exchange::read_inputs(cases.front().dir, c.problem);
+  const Inputs generated = generate_inputs(c.problem, c.dist, c.seed);
+  EXPECT_TRUE(same_bits(stored.q, generated.q) && same_bits(stored.k, generated.k) &&
+              same_bits(stored.v, generated.v) && same_bits(stored.dout, generated.dout));
+  write_naive_backend(root, "old-naive");
+  register_imported_implementations(root.string());
+  Case judged = c;
+  judged.impl = "imported:old-naive";
+  const CheckRecord r = run_check(judged);
+  EXPECT_EQ(r.impl_where, "file");
+  EXPECT_NE(r.verdict, Verdict::fail) << to_table(r);
+  // A newly written directory for the same case has the record layer's name, not the old one.
+  EXPECT_NE(exchange::case_directory_name(c), fs::path(cases.front().dir).filename().string());
 }
 
 // Export, a stand-in backend's outputs, then the imported implementation through list, replay,
