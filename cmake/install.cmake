@@ -55,4 +55,5 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/flashproofConfigVersion.c
 install(FILES ${PROJECT_BINARY_DIR}/flashproofConfig.cmake ${PROJECT_BINARY_DIR}/flashproofConfigVersion.cmake
         DESTINATION ${FLASHPROOF_CMAKE_DIR})
 install(FILES cmake/modules/FindMPFR.cmake cmake/modules/FindGMP.cmake cmake/modules/FindZ3.cmake
+              cmake/modules/plain_library.cmake
         DESTINATION ${FLASHPROOF_CMAKE_DIR}/modules)
