@@ -261,6 +261,14 @@ class DomBuilder {
 
 }  // namespace
 
+Value parse(std::string_view text, const std::string& source) {
+  try {
+    return parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(source + ": " + e.what());
+  }
+}
+
 Value parse(std::string_view text) {
   std::size_t consumed = 0;
   DomBuilder builder(text, consumed);

@@ -25,6 +25,8 @@ using Value = nlohmann::ordered_json;
 // kept exactly (signed or unsigned); a larger one, or one with a fraction or exponent, is a double,
 // and so is "-0" (the double -0.0, which the writer writes so).
 Value parse(std::string_view text);
+// The same for a named file or stream: its errors read "SOURCE: invalid JSON at line L, ...".
+Value parse(std::string_view text, const std::string& source);
 
 // How a finite double is written; every layout writes a non-finite one as the string "inf",
 // "-inf" or "nan" (JSON has no literal for them). Integers are written exactly.

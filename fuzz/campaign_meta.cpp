@@ -47,12 +47,7 @@ bool same_json(const json::Value& a, const json::Value& b) {
 }
 
 json::Value check_campaign_json(std::string_view text, const CampaignSpec& s, const std::string& file) {
-  json::Value existing;
-  try {
-    existing = json::parse(text);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(file + ": " + e.what());
-  }
+  json::Value existing = json::parse(text, file);
   const json::Value* theirs = json::find(existing, "parameters");
   if (theirs == nullptr || !same_json(*theirs, campaign_parameters(s)))
     throw std::invalid_argument(s.out + " holds another campaign's results (its campaign.json differs in seed, "

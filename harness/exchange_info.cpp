@@ -7,12 +7,7 @@
 namespace flashproof::exchange {
 
 std::optional<GqaGradientReduction> declared_gqa_gradients(std::string_view text, const std::string& source) {
-  json::Value j;
-  try {
-    j = json::parse(text);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(source + ": " + e.what());
-  }
+  const json::Value j = json::parse(text, source);
   const json::Value* v = json::find(j, "gqa_gradients");
   if (v == nullptr) return std::nullopt;
   const std::optional<std::string> name = json::string(*v);

@@ -2,6 +2,7 @@
 // bits on every run, under several explored emulator schedules.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -43,33 +44,28 @@ std::string run_name(std::uint64_t first, std::uint64_t schedule, bool repeat) {
                 : "run under schedule " + std::to_string(schedule) + " (first under " + std::to_string(first) + "): ";
 }
 
+// The outputs of one direction (O and LSE; dQ, dK and dV) bitwise equal under every compared schedule.
+Outcome determinism(AttentionImpl& impl, const Case& c, bool backward) {
+  const Inputs in = inputs_of(c);
+  const std::vector<std::uint64_t> schedules = compared_schedules(c);
+  const Outputs a = run_under(schedules[0], impl, c.problem, backward, in);
+  using Tensor = HostTensor Outputs::*;
+  const std::vector<std::pair<const char*, Tensor>> compared =
+      backward ? std::vector<std::pair<const char*, Tensor>>{{"dQ", &Outputs::dq}, {"dK", &Outputs::dk}, {"dV", &Outputs::dv}}
+               : std::vector<std::pair<const char*, Tensor>>{{"O", &Outputs::o}, {"LSE", &Outputs::lse}};
+  for (std::size_t i = 0; i < schedules.size(); ++i) {
+    const Outputs b = run_under(schedules[i], impl, c.problem, backward, in);
+    const std::string run = run_name(schedules[0], schedules[i], i == 0);
+    for (const auto& [name, tensor] : compared)
+      if (std::string w = bitwise_mismatch(name, b.*tensor, a.*tensor); !w.empty()) return fail(run + w);
+  }
+  return {};
+}
+
 }  // namespace
 
-Outcome forward_determinism(AttentionImpl& impl, const Case& c) {
-  const Inputs in = inputs_of(c);
-  const std::vector<std::uint64_t> schedules = compared_schedules(c);
-  const Outputs a = run_under(schedules[0], impl, c.problem, false, in);
-  for (std::size_t i = 0; i < schedules.size(); ++i) {
-    const Outputs b = run_under(schedules[i], impl, c.problem, false, in);
-    const std::string run = run_name(schedules[0], schedules[i], i == 0);
-    if (std::string w = bitwise_mismatch("O", b.o, a.o); !w.empty()) return fail(run + w);
-    if (std::string w = bitwise_mismatch("LSE", b.lse, a.lse); !w.empty()) return fail(run + w);
-  }
-  return {};
-}
+Outcome forward_determinism(AttentionImpl& impl, const Case& c) { return determinism(impl, c, false); }
 
-Outcome backward_determinism(AttentionImpl& impl, const Case& c) {
-  const Inputs in = inputs_of(c);
-  const std::vector<std::uint64_t> schedules = compared_schedules(c);
-  const Outputs a = run_under(schedules[0], impl, c.problem, true, in);
-  for (std::size_t i = 0; i < schedules.size(); ++i) {
-    const Outputs b = run_under(schedules[i], impl, c.problem, true, in);
-    const std::string run = run_name(schedules[0], schedules[i], i == 0);
-    if (std::string w = bitwise_mismatch("dQ", b.dq, a.dq); !w.empty()) return fail(run + w);
-    if (std::string w = bitwise_mismatch("dK", b.dk, a.dk); !w.empty()) return fail(run + w);
-    if (std::string w = bitwise_mismatch("dV", b.dv, a.dv); !w.empty()) return fail(run + w);
-  }
-  return {};
-}
+Outcome backward_determinism(AttentionImpl& impl, const Case& c) { return determinism(impl, c, true); }
 
 }  // namespace flashproof::properties::checks

@@ -215,6 +215,25 @@ std::int64_t count(const std::vector<std::uint8_t>& m) {
 
 namespace {
 
+// Calls run.template operator()<Real>(model) with the backend's Real type and arithmetic model
+// (MPFR at the options' precision, kept alive for the call).
+template <class Run>
+void with_backend(const Options& opt, Run&& run) {
+  switch (opt.backend) {
+    case Backend::fast:
+      run.template operator()<double>(double_model());
+      break;
+    case Backend::mpfr: {
+      const MpfrPrecision prec(opt.precision_bits);
+      run.template operator()<MpfrReal>(prec.model());
+      break;
+    }
+    case Backend::cpp_bin_float:
+      run.template operator()<BinFloatReal>(bin_float_model());
+      break;
+  }
+}
+
 ForwardResult forward_dense(const DenseInputs& in, const Options& opt) {
   const Problem& p = in.p;
   ForwardResult res;
@@ -222,20 +241,7 @@ ForwardResult forward_dense(const DenseInputs& in, const Options& opt) {
   shape_tensor(res.o, p.q_shape());
   shape_tensor(res.lse, p.lse_shape());
   res.stats.rows_computed = count(m.rows);
-  switch (opt.backend) {
-    case Backend::fast: {
-      forward_with<double>(in, double_model(), m.rows, opt, res);
-      break;
-    }
-    case Backend::mpfr: {
-      const MpfrPrecision prec(opt.precision_bits);
-      forward_with<MpfrReal>(in, prec.model(), m.rows, opt, res);
-      break;
-    }
-    case Backend::cpp_bin_float:
-      forward_with<BinFloatReal>(in, bin_float_model(), m.rows, opt, res);
-      break;
-  }
+  with_backend(opt, [&]<class Real>(ArithModel model) { forward_with<Real>(in, model, m.rows, opt, res); });
   mark_checked(res.o, q_rows(p), m.rows);
   mark_checked(res.lse, lse_rows(p), m.rows);
   if (opt.backend == Backend::fast) {
@@ -266,19 +272,7 @@ BackwardResult backward_dense(const DenseInputs& in, const Options& opt) {
   shape_tensor(res.dv, p.kv_shape());
   res.stats.rows_computed = count(m.rows);
   res.stats.columns_computed = count(m.cols);
-  switch (opt.backend) {
-    case Backend::fast:
-      backward_with<double>(in, double_model(), m, opt, res);
-      break;
-    case Backend::mpfr: {
-      const MpfrPrecision prec(opt.precision_bits);
-      backward_with<MpfrReal>(in, prec.model(), m, opt, res);
-      break;
-    }
-    case Backend::cpp_bin_float:
-      backward_with<BinFloatReal>(in, bin_float_model(), m, opt, res);
-      break;
-  }
+  with_backend(opt, [&]<class Real>(ArithModel model) { backward_with<Real>(in, model, m, opt, res); });
   mark_checked(res.dq, q_rows(p), m.rows);
   mark_checked(res.dk, kv_columns(p), m.cols);
   mark_checked(res.dv, kv_columns(p), m.cols);
