@@ -49,18 +49,20 @@ void add_generator_options(CLI::App& verb, fuzz::GeneratorSettings& g, Generator
                      else if (v == "both") g.direction = D::both;
                      else throw UsageError("--backward expects yes, no or both, got '" + v + "'");
                    });
+  // The default profile's size limits; the first one given is remembered (the production profile
+  // refuses them).
+  const auto limit = [&given](std::int64_t& field) {
+    return [&given, at = &field](const std::string& name, const std::string& v) {
+      *at = parse_count(name, v);
+      if (given.limit.empty()) given.limit = name;
+    };
+  };
   add_value_option(verb, "--max-seqlen", "L", "the longest sequence drawn (default 512; default profile only)",
-                   [&](const std::string& name, const std::string& v) {
-                     g.max_seqlen = parse_count(name, v);
-                     if (given.limit.empty()) given.limit = name;
-                   });
+                   limit(g.max_seqlen));
   add_value_option(verb, "--max-work", "W",
                    "the most multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim) of a drawn case "
                    "(default 2097152; default profile only)",
-                   [&](const std::string& name, const std::string& v) {
-                     g.max_work = parse_count(name, v);
-                     if (given.limit.empty()) given.limit = name;
-                   });
+                   limit(g.max_work));
   add_value_option(verb, "--profile", "default|production",
                    "production: the sizes of real models (sequences to 131072, index and grid limits; "
                    "docs/fuzz.md)",
