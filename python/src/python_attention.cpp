@@ -61,7 +61,8 @@ void write_bytes(HostTensor& t, nb::handle data, const std::string& what) {
 // The problem's record (harness/records.h) as a dict: integers, strings, numbers and null.
 nb::dict params_of(const Problem& p) {
   nb::dict d;
-  for (const auto& [key, value] : json::Value(p).items()) {
+  const json::Value record(p);
+  for (const auto& [key, value] : record.items()) {
     if (value.is_number_integer())
       d[key.c_str()] = value.get<std::int64_t>();
     else if (value.is_number())
