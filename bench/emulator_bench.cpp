@@ -1,4 +1,4 @@
-// The emulator's cost: the tiled matrix product of tests/kernels/sample_kernels.h (cp.async, ldmatrix,
+// The emulator's cost: the tiled matrix product of kernels/sample_kernels.h (cp.async, ldmatrix,
 // mma, barriers) emulated, against a plain host loop doing the same arithmetic (the same exact
 // m16n8k16 model per 16-wide slice of K, without threads, fibers or checks). Side by side, one run;
 // each side the best of 3 runs under Google Benchmark.
@@ -11,7 +11,7 @@
 #include "bench/command_line.h"
 #include "kernels/arch/exact_sum.h"
 #include "kernels/arch/half_bits.h"
-#include "tests/kernels/sample_kernels.h"
+#include "kernels/sample_kernels.h"
 
 namespace fk = flashproof::kernels::emulated;
 namespace arch = flashproof::arch;

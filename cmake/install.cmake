@@ -18,7 +18,7 @@ target_link_libraries(fp_all INTERFACE fp_harness fp_properties fp_fuzz fp_repor
 # Library targets and their names under flashproof::. The proofs (Z3) are exported on their own,
 # so that a project without Z3 can use the rest.
 set(_flashproof_exported
-  fp_core core  fp_emu emu  fp_flash flash  fp_fa2 fa2  fp_fa1 fa1  fp_kernels kernels
+  fp_core core  fp_emu emu  fp_arch arch  fp_flash flash  fp_fa2 fa2  fp_fa1 fa1  fp_kernels kernels
   fp_reference reference  fp_bounds bounds  fp_harness harness  fp_properties properties
   fp_fuzz fuzz  fp_report report  fp_testing testing  fp_all flashproof  flashproof cli)
 set(_flashproof_targets)

@@ -1,5 +1,5 @@
-// The one pipeline of docs/spec.md ("Purpose"), used by the CLI (and by properties and fuzz campaigns as they
-// land): case -> inputs in the dtype -> implementation under test -> outputs -> reference ->
+// The one pipeline of docs/spec.md ("Purpose"), used by the CLI, the properties, fuzz campaigns and
+// the Python package: case -> inputs in the dtype -> implementation under test -> outputs -> reference ->
 // errors and tolerances -> verdict -> record (JSON or a table).
 #pragma once
 

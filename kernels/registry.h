@@ -1,6 +1,6 @@
-// The implementations available in this build (the naive baseline now; FA1/FA2 on a GPU or
-// emulated as they land), plus any a user registers. Lookup by name for the CLI, the properties
-// and the fuzz runner.
+// The implementations available in this build (the naive baseline, fa2, fa2-deterministic and fa1,
+// the kernels on a GPU when one is usable and emulated otherwise), plus any a user registers.
+// Lookup by name for the CLI, the properties and the fuzz runner.
 #pragma once
 
 #include <memory>

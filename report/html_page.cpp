@@ -1,7 +1,9 @@
 #include "report/html_page.h"
 
+#include <optional>
 #include <sstream>
 
+#include "core/verdict.h"
 #include "report/display_text.h"
 #include "report/report_plots.h"
 #include "report/report_text.h"
@@ -45,7 +47,10 @@ std::string cell_class(Column c, const std::string& value) {
     case Column::number: return " class=\"number\"";
     case Column::alert_count: return value == "0" ? " class=\"number\"" : " class=\"number alert\"";
     case Column::code: return " class=\"code\"";
-    case Column::status: return value == "fail" || value == "crash" ? " class=\"alert\"" : "";
+    case Column::status: {  // a case status's record name (core/verdict.h)
+      const std::optional<CaseStatus> status = parse_case_status(value);
+      return status == CaseStatus::fail || status == CaseStatus::crash ? " class=\"alert\"" : "";
+    }
   }
   return "";
 }

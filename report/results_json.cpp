@@ -4,6 +4,8 @@
 #include <optional>
 #include <utility>
 
+#include "core/verdict.h"
+
 namespace flashproof::report {
 namespace {
 
@@ -16,13 +18,14 @@ json::Value count(N n) {
 // An optional number: null when absent.
 json::Value number(std::optional<double> x) { return x ? json::Value(*x) : json::Value(nullptr); }
 
-// The pass / fail / out-of-domain / not-judged counts every level of results.json carries.
+// The pass / fail / out-of-domain / not-judged counts every level of results.json carries, under the
+// verdicts' record names (core/verdict.h).
 json::Value verdicts(std::size_t pass, std::size_t fail, std::size_t out_of_domain, std::size_t not_judged) {
   json::Value v = json::Value::object();
-  v["pass"] = count(pass);
-  v["fail"] = count(fail);
-  v["out-of-domain"] = count(out_of_domain);
-  v["not-judged"] = count(not_judged);
+  v[verdict_name(Verdict::pass)] = count(pass);
+  v[verdict_name(Verdict::fail)] = count(fail);
+  v[verdict_name(Verdict::out_of_domain)] = count(out_of_domain);
+  v[verdict_name(Verdict::not_judged)] = count(not_judged);
   return v;
 }
 
@@ -82,7 +85,7 @@ json::Value impl_json(const ImplStats& s) {
   j["impl"] = s.impl;
   j["cases"] = count(s.cases);
   j["status"] = verdicts(s.pass, s.fail, s.out_of_domain, s.not_judged);
-  j["status"]["crash"] = count(s.crash);
+  j["status"][case_status_name(CaseStatus::crash)] = count(s.crash);
   j["not_in_domain"] = count(s.not_in_domain);
   json::Value tensors = json::Value::array();
   for (const TensorStats& t : s.tensors) tensors.push_back(tensor_json(t));

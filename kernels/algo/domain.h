@@ -8,7 +8,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 #include "kernels/arch/scalar_math.h"
 
 #if !defined(__CUDA_ARCH__)

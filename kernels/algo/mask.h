@@ -8,7 +8,7 @@
 // from it. Over Z3's unbounded integers both forms mean the same.
 #pragma once
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 namespace flashproof::algo {
 

@@ -31,11 +31,6 @@ constexpr std::span<const int> head_dim_buckets(KernelFamily f) {
   return kFa2HeadDimBuckets;
 }
 
-enum class LoopOrder {
-  keys_inner,   // query block outer, key blocks inner (FA2 forward)
-  queries_inner // key block outer, query blocks inner (FA1 forward, both backwards)
-};
-
 // shipped: the shapes the kernels run by default (tuned for speed); alternate: smaller, other
 // shapes selected through FlashOptions::tiles, for testing only.
 enum class TileSet { shipped, alternate };
@@ -45,7 +40,9 @@ enum class TileSet { shipped, alternate };
 // so warps = block_n / 16, or twice that where two warps split a key group's head dim (head dims
 // above 128, whose dK and dV would not fit one warp's registers). FA1 forward: block_n / warps keys
 // per warp (a multiple of 16), each warp holding a block_m x head_dim partial of P V in registers,
-// so block_m shrinks as head_dim grows.
+// so block_m shrinks as head_dim grows. Which loop is inner is each kernel's own code, not a column
+// here (FA2's forward: key blocks inside a query block; FA1's forward and both backwards: query
+// blocks inside a key block).
 struct TileConfig {
   KernelFamily kernel;
   Direction direction;
@@ -53,57 +50,56 @@ struct TileConfig {
   int block_m;
   int block_n;
   int warps;
-  LoopOrder order;
   TileSet set = TileSet::shipped;
 };
 
 inline constexpr TileConfig kTileConfigs[] = {
-    {KernelFamily::fa2, Direction::forward, 32, 128, 128, 8, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 64, 128, 128, 8, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 96, 128, 64, 8, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 128, 128, 64, 8, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 160, 64, 32, 4, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 192, 128, 64, 8, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 224, 64, 64, 4, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::forward, 256, 64, 64, 4, LoopOrder::keys_inner},
-    {KernelFamily::fa2, Direction::backward, 32, 64, 128, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa2, Direction::backward, 64, 64, 128, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa2, Direction::backward, 96, 64, 128, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa2, Direction::backward, 128, 32, 128, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa2, Direction::backward, 160, 64, 64, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa2, Direction::backward, 192, 64, 64, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa2, Direction::backward, 224, 32, 64, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa2, Direction::backward, 256, 64, 64, 8, LoopOrder::queries_inner},
-    {KernelFamily::fa1, Direction::forward, 64, 64, 64, 4, LoopOrder::queries_inner},
-    {KernelFamily::fa1, Direction::forward, 128, 32, 64, 4, LoopOrder::queries_inner},
-    {KernelFamily::fa1, Direction::forward, 256, 16, 64, 4, LoopOrder::queries_inner},
-    {KernelFamily::fa1, Direction::backward, 64, 32, 64, 4, LoopOrder::queries_inner},
-    {KernelFamily::fa1, Direction::backward, 128, 32, 64, 4, LoopOrder::queries_inner},
-    {KernelFamily::fa1, Direction::backward, 256, 32, 64, 8, LoopOrder::queries_inner},
+    {KernelFamily::fa2, Direction::forward, 32, 128, 128, 8},
+    {KernelFamily::fa2, Direction::forward, 64, 128, 128, 8},
+    {KernelFamily::fa2, Direction::forward, 96, 128, 64, 8},
+    {KernelFamily::fa2, Direction::forward, 128, 128, 64, 8},
+    {KernelFamily::fa2, Direction::forward, 160, 64, 32, 4},
+    {KernelFamily::fa2, Direction::forward, 192, 128, 64, 8},
+    {KernelFamily::fa2, Direction::forward, 224, 64, 64, 4},
+    {KernelFamily::fa2, Direction::forward, 256, 64, 64, 4},
+    {KernelFamily::fa2, Direction::backward, 32, 64, 128, 8},
+    {KernelFamily::fa2, Direction::backward, 64, 64, 128, 8},
+    {KernelFamily::fa2, Direction::backward, 96, 64, 128, 8},
+    {KernelFamily::fa2, Direction::backward, 128, 32, 128, 8},
+    {KernelFamily::fa2, Direction::backward, 160, 64, 64, 8},
+    {KernelFamily::fa2, Direction::backward, 192, 64, 64, 8},
+    {KernelFamily::fa2, Direction::backward, 224, 32, 64, 8},
+    {KernelFamily::fa2, Direction::backward, 256, 64, 64, 8},
+    {KernelFamily::fa1, Direction::forward, 64, 64, 64, 4},
+    {KernelFamily::fa1, Direction::forward, 128, 32, 64, 4},
+    {KernelFamily::fa1, Direction::forward, 256, 16, 64, 4},
+    {KernelFamily::fa1, Direction::backward, 64, 32, 64, 4},
+    {KernelFamily::fa1, Direction::backward, 128, 32, 64, 4},
+    {KernelFamily::fa1, Direction::backward, 256, 32, 64, 8},
     // Alternates: each differs from its shipped shape in block_m or block_n and mostly in both, and
     // in rows or keys per warp, so rows meet their keys in other blocks and other warps.
-    {KernelFamily::fa2, Direction::forward, 32, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::forward, 64, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::forward, 96, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::forward, 128, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::forward, 160, 64, 64, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::forward, 192, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::forward, 224, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::forward, 256, 64, 32, 4, LoopOrder::keys_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 32, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 64, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 96, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 128, 32, 64, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 160, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 192, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 224, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa2, Direction::backward, 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa1, Direction::forward, 64, 32, 128, 4, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa1, Direction::forward, 128, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa1, Direction::forward, 256, 16, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa1, Direction::backward, 64, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa1, Direction::backward, 128, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
-    {KernelFamily::fa1, Direction::backward, 256, 32, 32, 2, LoopOrder::queries_inner, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 32, 64, 32, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 64, 64, 32, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 96, 64, 32, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 128, 64, 32, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 160, 64, 64, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 192, 64, 32, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 224, 64, 32, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::forward, 256, 64, 32, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 32, 32, 64, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 64, 32, 64, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 96, 32, 64, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 128, 32, 64, 4, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 160, 32, 32, 2, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 192, 32, 32, 2, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 224, 32, 32, 2, TileSet::alternate},
+    {KernelFamily::fa2, Direction::backward, 256, 32, 32, 2, TileSet::alternate},
+    {KernelFamily::fa1, Direction::forward, 64, 32, 128, 4, TileSet::alternate},
+    {KernelFamily::fa1, Direction::forward, 128, 16, 32, 2, TileSet::alternate},
+    {KernelFamily::fa1, Direction::forward, 256, 16, 32, 2, TileSet::alternate},
+    {KernelFamily::fa1, Direction::backward, 64, 32, 32, 2, TileSet::alternate},
+    {KernelFamily::fa1, Direction::backward, 128, 32, 32, 2, TileSet::alternate},
+    {KernelFamily::fa1, Direction::backward, 256, 32, 32, 2, TileSet::alternate},
 };
 
 inline constexpr std::size_t kTileConfigCount = sizeof(kTileConfigs) / sizeof(kTileConfigs[0]);

@@ -2,7 +2,7 @@
 // and a scheduling point of the emulator, so that explored schedules vary the order atomics land in.
 #pragma once
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <atomic>

@@ -8,7 +8,7 @@
 #include <cstdint>
 
 #include "core/float_format.h"
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 #include "kernels/arch/fragment.h"
 #include "kernels/arch/half_bits.h"
 #include "kernels/arch/mma.h"

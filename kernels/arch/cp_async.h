@@ -5,7 +5,7 @@
 // it) is reported as a race, as it would be wrong on the GPU.
 #pragma once
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include "kernels/emu/emulator.h"

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 namespace flashproof::arch {
 

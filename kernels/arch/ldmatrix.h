@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 #include "kernels/arch/fragment.h"
 
 namespace flashproof::arch {
@@ -29,9 +29,10 @@ FP_HOST_DEVICE constexpr MatrixCoord ldmatrix_element(int lane, int half, bool t
 }
 
 namespace host {
-// Defined by the emulator glue: the calling lane's registers of a warp-wide ldmatrix_warp (only the
-// first `count` entries of out are written). The glue also checks each addressed 16-byte row as a
-// shared-memory read, since kernels reach shared memory only through kernels/arch.
+// Defined in host_warp_ops.cpp (library fp_arch), at the emulator's warp rendezvous: the calling
+// lane's registers of a warp-wide ldmatrix_warp (only the first `count` entries of out are written).
+// It also checks each addressed 16-byte row as a shared-memory read, since kernels reach shared
+// memory only through kernels/arch.
 void ldmatrix_lane(int count, bool trans, const void* row_addr, std::uint32_t out[4]);
 }  // namespace host
 

@@ -21,7 +21,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 #include "kernels/arch/exact_sum.h"
 #include "kernels/arch/fragment.h"
 #include "kernels/arch/half_bits.h"
@@ -65,7 +65,8 @@ FP_HOST_DEVICE constexpr MatrixCoord mma_c_element(int lane, int i) {
 }
 
 namespace host {
-// Defined by the emulator glue: the calling lane's share of a warp-wide mma_m16n8k16_warp.
+// Defined in host_warp_ops.cpp (library fp_arch), at the emulator's warp rendezvous: the calling
+// lane's share of a warp-wide mma_m16n8k16_warp.
 MmaC mma_m16n8k16_lane(MmaTag tag, const MmaA& a, const MmaB& b, const MmaC& c);
 }  // namespace host
 

@@ -9,7 +9,7 @@
 //   exp2(-inf) = +0, exp2(+-0) = 1, monotone, exp2(x) in [0, 1] for x <= 0, never NaN for non-NaN x.
 #pragma once
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <cmath>

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 #if !defined(__CUDA_ARCH__)
 #include <cstring>

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 namespace flashproof::kernels {
 

@@ -8,7 +8,7 @@
 
 #include <cstddef>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 namespace flashproof::tile {
 

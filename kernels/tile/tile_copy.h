@@ -7,8 +7,9 @@
 
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 #include "kernels/arch/cp_async.h"
+#include "kernels/loop_pragmas.h"
 
 namespace flashproof::tile {
 

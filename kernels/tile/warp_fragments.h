@@ -6,10 +6,11 @@
 
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 #include "kernels/arch/convert.h"
 #include "kernels/arch/ldmatrix.h"
 #include "kernels/arch/mma.h"
+#include "kernels/loop_pragmas.h"
 
 namespace flashproof::tile {
 

@@ -5,8 +5,9 @@
 
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 #include "kernels/arch/mma.h"
+#include "kernels/loop_pragmas.h"
 #include "kernels/tile/warp_fragments.h"
 
 namespace flashproof::tile {

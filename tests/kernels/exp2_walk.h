@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kernels/algo/host_device.h"
+#include "core/host_device.h"
 
 namespace flashproof::tests::exp2_walk {
 

@@ -16,7 +16,7 @@
 #include "kernels/arch/atomic.h"
 #include "kernels/arch/smem.h"
 #include "kernels/arch/warp.h"
-#include "tests/kernels/sample_kernels.h"
+#include "kernels/sample_kernels.h"
 #include "kernels/launch.h"
 
 namespace flashproof::kernels::FP_TARGET {
@@ -291,7 +291,7 @@ TEST(Emulator, KernelExceptionsPropagate) {
 }  // namespace
 }  // namespace flashproof::kernels::FP_TARGET
 
-// ---- the tiled matrix product through cp.async, ldmatrix and mma (tests/kernels/sample_kernels.h) ----
+// ---- the tiled matrix product through cp.async, ldmatrix and mma (kernels/sample_kernels.h) ----
 namespace flashproof::kernels::FP_TARGET {
 namespace {
 

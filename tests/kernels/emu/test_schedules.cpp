@@ -14,7 +14,7 @@
 #include "kernels/arch/atomic.h"
 #include "kernels/arch/cp_async.h"
 #include "kernels/arch/smem.h"
-#include "tests/kernels/sample_kernels.h"
+#include "kernels/sample_kernels.h"
 #include "kernels/launch.h"
 
 namespace flashproof::kernels::FP_TARGET {

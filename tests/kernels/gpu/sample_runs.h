@@ -1,4 +1,4 @@
-// The kernels of tests/kernels/sample_kernels.h behind plain host functions, each run two ways: on the
+// The kernels of kernels/sample_kernels.h behind plain host functions, each run two ways: on the
 // GPU (sample_runs_gpu.cu: the nvcc build of the kernels, namespace kernels::gpu) and on the
 // emulator (sample_runs_emulated.cpp: the g++ build, namespace kernels::emulated). One translation
 // unit cannot hold both builds (FP_TARGET and the CUDA vocabulary are fixed per compiler), so the

@@ -1,7 +1,7 @@
-// The emulated runs of sample_runs.h: the g++ build of tests/kernels/sample_kernels.h.
+// The emulated runs of sample_runs.h: the g++ build of kernels/sample_kernels.h.
 #include "tests/kernels/gpu/sample_runs.h"
 
-#include "tests/kernels/sample_kernels.h"
+#include "kernels/sample_kernels.h"
 
 namespace flashproof::tests::samples {
 

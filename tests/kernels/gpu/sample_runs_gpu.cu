@@ -1,4 +1,4 @@
-// The GPU runs of sample_runs.h: the nvcc build of tests/kernels/sample_kernels.h, launched through
+// The GPU runs of sample_runs.h: the nvcc build of kernels/sample_kernels.h, launched through
 // kernels::gpu::launch_kernel (k::) on device 0. Every CUDA error becomes a std::runtime_error.
 #include <cuda_runtime.h>
 
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tests/kernels/sample_kernels.h"
+#include "kernels/sample_kernels.h"
 #include "tests/kernels/gpu/sample_runs.h"
 
 namespace flashproof::tests::samples {

@@ -1,4 +1,4 @@
-// The kernels of tests/kernels/sample_kernels.h on the GPU against the same source on the emulator
+// The kernels of kernels/sample_kernels.h on the GPU against the same source on the emulator
 // (ctest label "gpu"; each GpuVsEmulator test skips itself where no GPU can be used):
 // - sample_matmul (cp.async, ldmatrix, mma.sync, barriers), fp16 and bf16: bitwise equal where the
 //   inputs make every product and partial sum exact (small integers), otherwise within a bound that

@@ -1,11 +1,14 @@
-// The host side of the warp-level wrappers of kernels/arch (mma, ldmatrix): each lane deposits its
-// operands at a warp rendezvous and the last lane to arrive runs the pure warp-level model.
+// The host side of kernels/arch's warp-level wrappers (mma.h, ldmatrix.h): the hooks they declare
+// in flashproof::arch::host. Each lane deposits its operands at the emulator's warp rendezvous
+// (emu::warp_collective) and the last lane to arrive runs the pure warp-level model
+// (mma_m16n8k16_warp, ldmatrix_warp). Library fp_arch: it depends on the emulator, the emulator not
+// on it (docs/architecture.md, "Folders and what they may depend on").
 #include <cstdint>
-#include "kernels/emu/source_site.h"
 
 #include "kernels/arch/ldmatrix.h"
 #include "kernels/arch/mma.h"
 #include "kernels/emu/emulator.h"
+#include "kernels/emu/source_site.h"
 
 namespace flashproof::arch::host {
 namespace {

@@ -2,7 +2,8 @@
 // tests (tests/kernels/emu), its benchmark (bench/emulator_bench.cpp) and the GPU-versus-emulator
 // tests (tests/kernels/gpu), which build this header with nvcc as well: a tiled matrix product
 // through cp.async, ldmatrix and mma, a block sum through warp shuffles, shared memory and a
-// barrier, and an fp32 atomicAdd histogram.
+// barrier, and an fp32 atomicAdd histogram. It sits in kernels/, not tests/, so that bench/ runs it
+// without depending on tests/; it depends on kernels/arch/ and kernels/launch.h only.
 #pragma once
 
 #include <cstdint>
