@@ -25,6 +25,12 @@ build/cli/flashproof fuzz --impl all --dtype fp16,bf16 --cases 24 --seed 1 --max
   --max-work 262144 --jobs "$(nproc)" --out out/campaign "$@" || status=$?
 [ "$status" -le 1 ] || exit "$status"
 build/cli/flashproof report out/campaign --out out/report
+# What two of the counts above mean (docs/spec.md, "Verdicts"); neither is a failure.
+cat <<'LEGEND'
+not judged: nothing failed, but some element's certified bound was missing or vacuous, so only its
+  bound-free envelope judged it. out-of-domain: inputs outside the valid domain (NaN/inf, scaled logits
+  past 2^64) or an exact result past the dtype's range, and nothing failed. docs/spec.md, "Verdicts".
+LEGEND
 echo "report: $PWD/out/report/index.html"
 [ "$proved" -eq 0 ] || echo "run: a proof failed (see flashproof prove's output above)" >&2
 exit $((status | proved))

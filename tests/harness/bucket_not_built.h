@@ -1,5 +1,5 @@
 // A narrowed build (-DFLASHPROOF_FA2_HEAD_DIMS, -DFLASHPROOF_FA1_HEAD_DIMS) leaves head-dim buckets
-// out; a test that needs one skips with the implementation's reason (README, Tests) instead of
+// out; a test that needs one skips with the implementation's reason (docs/testing.md) instead of
 // failing. CI builds every bucket, where these never skip.
 #pragma once
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/run.sh's promise (README, "The main job"): a failing proof exits 1 after the campaign and
+# scripts/run.sh's promise (README, "The two commands"): a failing proof exits 1 after the campaign and
 # its report are written. Run on a copy of the script in WORK with stand-ins: install-deps.sh and
 # cmake do nothing, and build/cli/flashproof's `prove` exits PROVE_STATUS, `fuzz` writes its folder
 # and `report` its index.html. Three runs: a failing proof (exit 1, report written), every proof
