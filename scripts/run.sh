@@ -7,24 +7,35 @@
 # Extra arguments go to `flashproof fuzz` (e.g. --cases 200 --seed 7).
 # Exit status: 1 when a proof fails or a campaign case fails or crashes (the report is written
 # first), 0 otherwise.
+# It builds what it runs: with a usable GPU (nvidia-smi lists one) the full build in build/, the
+# kernels' sm_90 objects included; without one the host build in build-host/ (no CUDA: the kernels
+# run on the emulator either way, and nvcc's objects would be compiled for nothing). scripts/test.sh
+# and CI always build build/ with CUDA, for the `sass` and `link` labels.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
-cmake --build build -j "$(nproc)" --target flashproof
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+  build=build cuda=ON
+else
+  build=build-host cuda=OFF
+fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DFLASHPROOF_ENABLE_CUDA=$cuda >build-configure.log 2>&1 ||
+  { cat build-configure.log; exit 1; }
+cmake --build "$build" -j "$(nproc)" --target flashproof
+flashproof=$build/cli/flashproof
 mkdir -p out
 # A failing proof (status 1) still lets the campaign and the report run; anything else (bad input,
 # a crash of the prover) stops here.
 proved=0
-build/cli/flashproof prove --smt2 out/smt2 || proved=$?
+"$flashproof" prove --smt2 out/smt2 || proved=$?
 [ "$proved" -le 1 ] || exit "$proved"
 rm -rf out/campaign
 status=0
 # Small shapes: the emulated kernels are thousands of times slower than a GPU.
-build/cli/flashproof fuzz --impl all --dtype fp16,bf16 --cases 24 --seed 1 --max-seqlen 128 \
+"$flashproof" fuzz --impl all --dtype fp16,bf16 --cases 24 --seed 1 --max-seqlen 128 \
   --max-work 262144 --jobs "$(nproc)" --out out/campaign "$@" || status=$?
 [ "$status" -le 1 ] || exit "$status"
-build/cli/flashproof report out/campaign --out out/report
+"$flashproof" report out/campaign --out out/report
 # What two of the counts above mean (docs/spec.md, "Verdicts"); neither is a failure.
 cat <<'LEGEND'
 not judged: nothing failed, but some element's certified bound was missing or vacuous, so only its

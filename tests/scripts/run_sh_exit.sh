@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/run.sh's promise (README, "The two commands"): a failing proof exits 1 after the campaign and
 # its report are written. Run on a copy of the script in WORK with stand-ins: install-deps.sh and
-# cmake do nothing, and build/cli/flashproof's `prove` exits PROVE_STATUS, `fuzz` writes its folder
+# cmake do nothing, and flashproof (build/ or build-host/, as run.sh picks) `prove` exits PROVE_STATUS, `fuzz` writes its folder
 # and `report` its index.html. Three runs: a failing proof (exit 1, report written), every proof
 # passing (exit 0) and a prover that dies (its status, no campaign).
 #
@@ -11,7 +11,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$1
 fail() { echo "FAILED: $*"; exit 1; }
-rm -rf "$work" && mkdir -p "$work/tree/scripts" "$work/tree/build/cli" "$work/path"
+rm -rf "$work" && mkdir -p "$work/tree/scripts" "$work/tree/build/cli" "$work/tree/build-host/cli" "$work/path"
 cp "$root/scripts/run.sh" "$work/tree/scripts/"
 printf '#!/usr/bin/env bash\nexit 0\n' >"$work/tree/scripts/install-deps.sh"
 printf '#!/usr/bin/env bash\nexit 0\n' >"$work/path/cmake"
@@ -24,7 +24,8 @@ case "$1" in
 esac
 exit 2
 STUB
-chmod +x "$work/tree/build/cli/flashproof" "$work/path/cmake"
+cp "$work/tree/build/cli/flashproof" "$work/tree/build-host/cli/flashproof"
+chmod +x "$work/tree/build/cli/flashproof" "$work/tree/build-host/cli/flashproof" "$work/path/cmake"
 export PATH="$work/path:$PATH"
 run() {  # PROVE_STATUS -> exit status of run.sh; the report is removed first
   rm -rf "$work/tree/out"
