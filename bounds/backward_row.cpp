@@ -7,20 +7,18 @@
 
 namespace flashproof::bounds {
 
-void BackwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, std::int64_t h, std::int64_t i,
-                                const Row& r, bool dq_wanted, RowGradientTerms& t) {
+void BackwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, const Row& r, bool dq_wanted,
+                                RowGradientTerms& t) {
   const std::int64_t d = cs.d, n = static_cast<std::int64_t>(r.keys.size());
   const ArithmeticConstants& k = cs.k;
   const double u = k.u, uh = k.dtype_u, fl = k.flush, nd = static_cast<double>(n);
   const double g53 = gam(static_cast<double>(d), 0x1p-53);
-  t.dout.resize(d);
-  g.in.dout.read_row(g.b, i, h, t.dout.data());
 
   // Exact dP_j = dO . v_j (double, with its error) and D = sum_j P_j dP_j.
   std::vector<double>&dp = sized(dp_, n), &dp_abs = sized(dp_abs_, n);
   for (std::int64_t x = 0; x < n; ++x) {
     double s, a;
-    dot_and_abs(t.dout.data(), &g.values[r.keys[x] * d], d, s, a);
+    dot_and_abs(r.dout.data(), &g.values[r.keys[x] * d], d, s, a);
     dp[x] = s, dp_abs[x] = a * (1 + 2 * g53);
   }
   double dd = 0, dd_err = 0, dd_abs = 0;
@@ -62,7 +60,7 @@ void BackwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, s
     for (std::int64_t x = 0; x < n; ++x) dp_err[x] = gp * dp_abs[x] + cs.dot_len * fl;
     const double gd = gam_products(static_cast<double>(d), k, u);
     for (std::int64_t c = 0; c < d; ++c) {
-      const double a = std::fabs(t.dout[c]);
+      const double a = std::fabs(r.dout[c]);
       d_err += a * r.o_bound[c] + gd * a * (r.o_mag[c] + r.o_bound[c]);
     }
     d_err += d * fl;

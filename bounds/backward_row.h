@@ -14,7 +14,6 @@ namespace flashproof::bounds {
 
 // What one row's backward leaves for its dQ and for the columns of the keys it sees.
 struct RowGradientTerms {
-  std::vector<double> dout;            // the row of dO (head_dim values)
   std::vector<double> sigma, ds_up;    // per key: the error of dS, and a bound on |dS| (B4)
   std::vector<double> ph_err, ph_hat;  // per key: the error of P rounded to the dtype, and a bound on it (B1)
   // dP (naive) or dS may pass the dtype's largest value: the row's bounds are conditional
@@ -25,9 +24,9 @@ struct RowGradientTerms {
 
 class BackwardRowBounds {
  public:
-  // For query row i of head h, which sees at least one key, after ForwardRowBounds filled r.
-  void compute(const CaseConstants& cs, const GroupInputs& g, std::int64_t h, std::int64_t i, const Row& r,
-               bool dq_wanted, RowGradientTerms& t);
+  // For a query row that sees at least one key, after ForwardRowBounds filled r (r.dout read by
+  // the group pass).
+  void compute(const CaseConstants& cs, const GroupInputs& g, const Row& r, bool dq_wanted, RowGradientTerms& t);
   // The row's share of an error e of D_i in dQ: |scale| e sum_j P_j |k_jc| per column c, into dq_share.
   void dq_from_d_error(const CaseConstants& cs, const GroupInputs& g, const Row& r, double e,
                        std::vector<double>& dq_share);

@@ -7,21 +7,15 @@
 
 namespace flashproof::bounds {
 
-void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, std::int64_t h, std::int64_t i,
-                               Row& r, bool o_wanted) {
-  const std::int64_t d = cs.d, sk = cs.p.seqlen_k;
+void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Row& r, bool o_wanted) {
+  const std::int64_t d = cs.d;
   const ArithmeticConstants& k = cs.k;
-  r.keys.clear();
-  for (std::int64_t j = 0; j < sk; ++j)
-    if (cs.mask.visible(i, j)) r.keys.push_back(j);
   const std::int64_t n = static_cast<std::int64_t>(r.keys.size());
   r.o_bound.assign(d, 0), r.o_mag.assign(d, 0);
   if (n == 0) {  // O = 0 and LSE = +inf exactly
     r.lse_bound = 0;
     return;
   }
-  r.q.resize(d);
-  g.in.q.read_row(g.b, i, h, r.q.data());
   exact_.compute(cs, g.keys, r);
   const double u = k.u, fl = k.flush, kap = k.scale_rel;
   const double nd = static_cast<double>(n);

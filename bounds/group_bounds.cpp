@@ -4,55 +4,85 @@
 
 namespace flashproof::bounds {
 
-// With a sample, a row is visited for its own outputs (O, LSE, dQ) or for a wanted key it sees
-// (its P and dS reach that key's dK, dV); nothing else is. A visited row's quantities depend on
-// that row alone, so the bounds of the wanted elements are those of the full computation.
-void GroupBounds::run(std::int64_t b, std::int64_t hk) {
+// With a sample, the bounds visit a row for its own outputs (O, LSE, dQ) or for a wanted key it
+// sees (its P and dS reach that key's dK, dV); nothing else. A visited row's quantities depend on
+// that row alone, so the bounds of the wanted elements are those of the full computation. The
+// envelopes take every row of the sample, and the other rows too where they reach the sample's
+// columns (group_envelopes.h). A row is read once for whichever of them takes it.
+void GroupBounds::run(std::int64_t b, std::int64_t hk, GroupEnvelopes* envelopes) {
   const Problem& p = cs_.p;
+  const std::int64_t d = cs_.d;
   inputs_.b = b, inputs_.hk = hk;
   read_kv_rows(inputs_.in, b, hk, inputs_.keys, inputs_.values);
+  const bool rigorous = out_ != nullptr;
+  if (envelopes && !envelopes->start(b, hk, inputs_.keys, inputs_.values)) envelopes = nullptr;  // left open
   // Forward only: the columns are never started and no row is visited for a key.
-  if (backward_) columns_.start(cs_, b, hk, wanted_, d_error_ != nullptr);
+  if (rigorous && backward_) columns_.start(cs_, b, hk, wanted_, d_error_ != nullptr);
   const std::vector<std::int64_t>& wanted_keys = columns_.wanted_keys();
+  const bool others_reach_columns = envelopes && envelopes->rows_outside_sample_reach_columns();
   const std::int64_t g = p.group_size();
   for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h)
     for (std::int64_t i = 0; i < p.seqlen_q; ++i) {
       const bool row_wanted = !wanted_ || wanted_->row(cs_.row_index(b, h, i));
-      if (!row_wanted && std::none_of(wanted_keys.begin(), wanted_keys.end(),
-                                      [&](std::int64_t j) { return cs_.mask.visible(i, j); }))
-        continue;
-      forward_.compute(cs_, inputs_, h, i, row_, row_wanted);
-      if (row_wanted) write_forward(h, i);
-      if (backward_) add_backward(h, i, row_wanted);
+      const bool bounds_visit =
+          rigorous && (row_wanted || std::any_of(wanted_keys.begin(), wanted_keys.end(),
+                                                 [&](std::int64_t j) { return cs_.mask.visible(i, j); }));
+      const bool envelope_judges = envelopes && row_wanted;
+      const bool envelope_other = !row_wanted && others_reach_columns;
+      if (!bounds_visit && !envelope_judges && !envelope_other) continue;
+      row_.keys.clear();
+      if (bounds_visit || envelope_judges) find_keys(i);
+      if (!row_.keys.empty() || envelope_other) {
+        row_.q.resize(d);
+        inputs_.in.q.read_row(b, i, h, row_.q.data());
+        if (backward_) {
+          row_.dout.resize(d);
+          inputs_.in.dout.read_row(b, i, h, row_.dout.data());
+        }
+      }
+      if (bounds_visit) {
+        forward_.compute(cs_, inputs_, row_, row_wanted);
+        if (row_wanted) write_forward(h, i);
+        if (backward_) add_backward(h, i, row_wanted);
+      }
+      if (envelope_judges) envelopes->judged_row(h, i, row_.keys, row_.q, row_.dout);
+      if (envelope_other) envelopes->other_row(i, row_.q, row_.dout);
     }
-  if (backward_) columns_.finish(cs_, b, hk, out_);
+  if (rigorous && backward_) columns_.finish(cs_, b, hk, *out_);
+  if (envelopes) envelopes->finish();
+}
+
+void GroupBounds::find_keys(std::int64_t i) {
+  for (std::int64_t j = 0; j < cs_.p.seqlen_k; ++j)
+    if (cs_.mask.visible(i, j)) row_.keys.push_back(j);
 }
 
 void GroupBounds::write_forward(std::int64_t h, std::int64_t i) {
   const std::int64_t b = inputs_.b;
-  for (std::int64_t c = 0; c < cs_.d; ++c) out_.o[cs_.o_index(b, i, h, c)] = row_.o_bound[c];
-  out_.lse[cs_.row_index(b, h, i)] = row_.lse_bound;
+  for (std::int64_t c = 0; c < cs_.d; ++c) out_->o[cs_.o_index(b, i, h, c)] = row_.o_bound[c];
+  out_->lse[cs_.row_index(b, h, i)] = row_.lse_bound;
 }
 
 void GroupBounds::add_backward(std::int64_t h, std::int64_t i, bool row_wanted) {
   const std::int64_t b = inputs_.b, d = cs_.d;
+  ImplementationBounds& out = *out_;
   if (row_.keys.empty()) {  // dQ = 0 exactly; nothing reaches a key
     if (row_wanted)
-      for (std::int64_t c = 0; c < d; ++c) out_.dq[cs_.o_index(b, i, h, c)] = 0;
+      for (std::int64_t c = 0; c < d; ++c) out.dq[cs_.o_index(b, i, h, c)] = 0;
     return;
   }
-  backward_row_.compute(cs_, inputs_, h, i, row_, row_wanted, terms_);
+  backward_row_.compute(cs_, inputs_, row_, row_wanted, terms_);
   if (row_wanted)
     for (std::int64_t c = 0; c < d; ++c) {
-      out_.dq[cs_.o_index(b, i, h, c)] = terms_.dq[c];
-      if (terms_.overflow_possible) out_.dq_conditional[cs_.o_index(b, i, h, c)] = 1;
+      out.dq[cs_.o_index(b, i, h, c)] = terms_.dq[c];
+      if (terms_.overflow_possible) out.dq_conditional[cs_.o_index(b, i, h, c)] = 1;
     }
   columns_.add_row(cs_, row_, terms_);
   if (!d_error_) return;
   const double e = (*d_error_)[cs_.row_index(b, h, i)];
   if (row_wanted) {
     backward_row_.dq_from_d_error(cs_, inputs_, row_, e, dq_share_);
-    for (std::int64_t c = 0; c < d; ++c) out_.dq_from_d_error[cs_.o_index(b, i, h, c)] = dq_share_[c];
+    for (std::int64_t c = 0; c < d; ++c) out.dq_from_d_error[cs_.o_index(b, i, h, c)] = dq_share_[c];
   }
   columns_.add_d_error(cs_, row_, e);
 }

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "bounds/envelope.h"
 #include "core/attention_impl.h"
 #include "core/generators.h"
 #include "core/output_sample.h"
@@ -58,5 +60,32 @@ ImplementationBounds implementation_bounds(const ValidProblem& p, const Inputs& 
                                            const std::vector<double>* d_error = nullptr,
                                            GqaGradientReduction gqa = GqaGradientReduction::group_sum,
                                            const OutputSample* wanted = nullptr);
+
+// What a check asks of bounds_and_envelopes: implementation_bounds' arguments, whether the rigorous
+// bounds are computed at all, and the envelopes' slack.
+struct BoundsRequest {
+  ArithmeticModel model = ArithmeticModel::flash;
+  bool backward = false;
+  // false (inputs outside the valid domain): the bounds are infinite_bounds and only the envelopes
+  // are computed.
+  bool rigorous = true;
+  // The envelopes' slack s (envelope.h); none: no envelopes (every Envelope left empty).
+  std::optional<double> envelope_slack;
+  int threads = 0;
+  const std::vector<double>* d_error = nullptr;
+  GqaGradientReduction gqa = GqaGradientReduction::group_sum;
+  const OutputSample* wanted = nullptr;  // also the envelopes' sample
+};
+
+struct BoundsAndEnvelopes {
+  ImplementationBounds rigorous;
+  Envelopes envelopes;
+};
+
+// The rigorous bounds and the bound-free envelopes in one pass over the groups (group_bounds.h):
+// each group's K and V rows, each query row's visible keys and its q and dO rows are found and read
+// once for both. Each is bit for bit what it is alone (implementation_bounds, bound_free_envelopes;
+// each evaluates its own dot products, envelope.h says why). Throws as implementation_bounds does.
+BoundsAndEnvelopes bounds_and_envelopes(const ValidProblem& p, const Inputs& in, const BoundsRequest& request);
 
 }  // namespace flashproof::bounds

@@ -31,7 +31,7 @@ void KeyColumnBounds::add_row(const CaseConstants& cs, const Row& r, const RowGr
     if (!key_wanted_[j]) continue;
     ++rows_seeing_[j];
     const double sx = t.sigma[x], ux = t.ds_up[x], ex = t.ph_err[x], hx = t.ph_hat[x];
-    const double *__restrict q = r.q.data(), *__restrict dout = t.dout.data();
+    const double *__restrict q = r.q.data(), *__restrict dout = r.dout.data();
     double* __restrict sq = acc_sq_.data() + j * d;
     double* __restrict dsq = acc_dsq_.data() + j * d;
     double* __restrict pdo = acc_pdo_.data() + j * d;

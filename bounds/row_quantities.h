@@ -10,8 +10,10 @@
 namespace flashproof::bounds {
 
 struct Row {
+  // Found and read by the group pass (group_bounds.h), shared with the envelopes.
   std::vector<std::int64_t> keys;  // visible keys
-  std::vector<double> q;           // the query row (head_dim values)
+  std::vector<double> q;           // the query row (head_dim values; read when keys is not empty)
+  std::vector<double> dout;        // the row of dO (likewise, backward)
   // (F1) the exact-data quantities (double, with margins).
   // dist: max_k s_k - s_j (upper, lower); gap: LSE - s_j (upper, lower)
   std::vector<double> abs_dot, logit_abs, dist, dist_lo, gap, gap_lo, p_up, p_lo, p_mid;

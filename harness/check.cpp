@@ -1,5 +1,4 @@
 #include "harness/check.h"
-#include "harness/envelope.h"
 #include "harness/logit_scan.h"
 #include "harness/verdict.h"
 
@@ -140,21 +139,24 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
   std::vector<double> d_error;
   if (c.backward && r.inputs_in_domain && impl->arithmetic_model() == ArithmeticModel::flash)
     d_error = bounds::d_error_of_given_o(p, out.o, {fwd.o.value, fwd.o.bound, fwd.o.checked}, in.dout);
-  bounds::ImplementationBounds rigorous = r.inputs_in_domain
-      ? bounds::implementation_bounds(valid, in, impl->arithmetic_model(), c.backward, opt.reference.threads,
-                                      d_error.empty() ? nullptr : &d_error, impl->gqa_gradient_reduction(),
-                                      wanted(ctx))
-      : bounds::infinite_bounds(p, c.backward);
-  if (opt.bound_scale != 1)
-    for (std::vector<double>* b : {&rigorous.o, &rigorous.lse, &rigorous.dq, &rigorous.dk, &rigorous.dv})
-      for (double& x : *b) x *= opt.bound_scale;
   // Every judged element is held to its bound-free envelope as well as to rule 2: at large logits
   // a finite bound can be wider than the envelope, and where the bound is infinite (or outside the
   // domain) the envelope is all that judges. A sampled check's envelopes cover its sample only.
-  const Envelopes envelopes =
-      bound_free_envelopes(p, in, c.backward, opt.envelope_slack, wanted(ctx), opt.reference.threads);
+  // Outside the domain the bounds are infinite and only the envelopes are computed; inside, both
+  // in one pass over the groups.
+  bounds::BoundsAndEnvelopes judged = bounds::bounds_and_envelopes(
+      valid, in,
+      {.model = impl->arithmetic_model(), .backward = c.backward, .rigorous = r.inputs_in_domain,
+       .envelope_slack = opt.envelope_slack, .threads = opt.reference.threads,
+       .d_error = d_error.empty() ? nullptr : &d_error, .gqa = impl->gqa_gradient_reduction(), .wanted = wanted(ctx)});
+  bounds::ImplementationBounds& rigorous = judged.rigorous;
+  const bounds::Envelopes& envelopes = judged.envelopes;
+  if (opt.bound_scale != 1)
+    for (std::vector<double>* b : {&rigorous.o, &rigorous.lse, &rigorous.dq, &rigorous.dk, &rigorous.dv})
+      for (double& x : *b) x *= opt.bound_scale;
   r.seconds_bounds = since(t0);
   t0 = Clock::now();
+  using bounds::Envelope, bounds::Envelopes;
   auto judges = [&](const std::vector<double>& bound, Envelope Envelopes::*which,
                     const std::vector<std::uint8_t>* conditional = nullptr) {
     return TensorJudges{bound, conditional, &(envelopes.*which), r.inputs_in_domain};

@@ -56,7 +56,7 @@ struct CheckOptions {
   // (rule 2), which includes those terms, judges O and the gradients. LSE itself is smooth in the
   // logits (its floor covers their rounding) and is judged at every magnitude.
   double regression_lse_fraction = 0.125;
-  // The relative slack of the bound-free envelopes (harness/envelope.h) that judge what no rigorous
+  // The relative slack of the bound-free envelopes (bounds/envelope.h) that judge what no rigorous
   // bound judges. Far above any floating-point evaluation's error (fp32 sums, P rounded to bf16:
   // a few 2^-8), far below a wrong answer's.
   double envelope_slack = 1.0 / 16;
@@ -127,7 +127,7 @@ struct TensorCheck {
   // the bound; any makes a tensor that does not fail not_judged. JSON: rigorous_bound.vacuous;
   // not_judged is unbounded + vacuous.
   std::int64_t vacuous = 0;
-  // Compared finite elements outside their bound-free envelope (harness/envelope.h), which holds
+  // Compared finite elements outside their bound-free envelope (bounds/envelope.h), which holds
   // every element beside rule 2: fail. The reason names the tensor's envelope rule.
   std::int64_t outside_envelope = 0;
   std::int64_t outside_envelope_index = -1;  // linear index of the first

@@ -111,7 +111,7 @@ double vacuous_bound_size(DType t, const reference::CertifiedTensor& ref, const 
 // to that infinity): a correct implementation may round there. Such elements leave the comparison
 // (so they are not inf mismatches) and are counted. Elements whose exact value is itself beyond
 // the range keep the range rules (an inf of the wrong sign fails there).
-// Every compared finite value is held to its bound-free envelope (harness/envelope.h), whatever
+// Every compared finite value is held to its bound-free envelope (bounds/envelope.h), whatever
 // its bound: counted in outside_envelope, a failure of its own rule. A finite value without a
 // finite bound is not judged by rule 2: it is counted (unbounded). Nor is one whose bound is
 // vacuous, at least the size of the tensor (vacuous_bound_size): it is still held to rule 2 and
@@ -119,7 +119,7 @@ double vacuous_bound_size(DType t, const reference::CertifiedTensor& ref, const 
 // is counted as such.
 void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
                     const std::vector<double>& bound, const std::vector<std::uint8_t>& cls,
-                    ComparedMask& compared, const Envelope* envelope,
+                    ComparedMask& compared, const bounds::Envelope* envelope,
                     const std::vector<std::uint8_t>* conditional) {
   const DType dt = actual.dtype();
   const double vacuous_at = vacuous_bound_size(dt, ref, compared);
@@ -213,7 +213,7 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   const std::string dtype(dtype_name(actual.dtype()));
   if (t.outside_envelope > 0)
     fail(std::to_string(t.outside_envelope) + " finite values outside the bound-free envelope (" +
-         envelope_rule(name) + "; docs/error-bounds.md; first at element " +
+         bounds::envelope_rule(name) + "; docs/error-bounds.md; first at element " +
          std::to_string(t.outside_envelope_index) + ")");
   if (!judges.inputs_in_domain) {
     // Accuracy is not promised here: NaN, inf and large errors are reported, not failed.

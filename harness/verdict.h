@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "bounds/envelope.h"
 #include "core/tensor.h"
 #include "harness/check.h"
-#include "harness/envelope.h"
 #include "reference/reference.h"
 
 namespace flashproof {
@@ -21,7 +21,7 @@ namespace flashproof {
 struct TensorJudges {
   const std::vector<double>& rigorous;
   const std::vector<std::uint8_t>* conditional = nullptr;
-  const Envelope* envelope = nullptr;
+  const bounds::Envelope* envelope = nullptr;
   bool inputs_in_domain = true;
 };
 

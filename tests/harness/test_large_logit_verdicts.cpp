@@ -6,9 +6,9 @@
 
 #include <cmath>
 
+#include "bounds/envelope.h"
 #include "harness/check.h"
 #include "harness/check_render.h"
-#include "harness/envelope.h"
 #include "harness/sample_plan.h"
 #include "tests/harness/broken_impl.h"
 #include "tests/harness/record_tensor.h"
@@ -16,6 +16,8 @@
 namespace flashproof {
 namespace {
 
+using bounds::bound_free_envelopes;
+using bounds::Envelopes;
 using test_impls::tensor;
 
 // Every finite element of a tensor mapped by f.

@@ -1,5 +1,5 @@
 // What no rigorous bound judges: elements whose bound is infinite and cases outside the valid domain.
-// A finite wrong answer there must fail (the bound-free envelopes, harness/envelope.h), what the
+// A finite wrong answer there must fail (the bound-free envelopes, bounds/envelope.h), what the
 // envelopes let through is "not judged", never "pass", and the bounds that hold only where nothing
 // overflowed (bounds::ImplementationBounds::dq_conditional) judge finite values.
 #include <gtest/gtest.h>

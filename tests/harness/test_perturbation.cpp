@@ -12,10 +12,10 @@
 #include <optional>
 #include <type_traits>
 
+#include "bounds/envelope.h"
 #include "bounds/implementation_bounds.h"
 #include "harness/check.h"
 #include "harness/check_render.h"
-#include "harness/envelope.h"
 #include "tests/harness/pass_or_vacuous.h"
 
 namespace flashproof {
@@ -150,7 +150,7 @@ std::optional<std::size_t> judged_element(DType dt, const reference::CertifiedTe
 }
 
 // An element without a finite bound whose envelope has a finite value of the dtype beyond it.
-std::optional<std::size_t> envelope_element(DType dt, const Envelope& e, const std::vector<double>& bound, int dir) {
+std::optional<std::size_t> envelope_element(DType dt, const bounds::Envelope& e, const std::vector<double>& bound, int dir) {
   for (std::size_t x = 0; x < bound.size(); ++x)
     if (!std::isfinite(bound[x]) && std::isfinite(beyond(dt, dir > 0 ? e.hi[x] : e.lo[x], dir))) return x;
   return std::nullopt;
@@ -182,7 +182,7 @@ TEST(Perturbation, OneElementPastItsBoundFailsThatTensorAlone) {
     const Problem& p = c.problem;
     const CaseContext ctx = prepare_case(c, opt, /*with_baseline=*/true);
     const bool in_domain = ctx.domain_note.empty();
-    const Envelopes env = bound_free_envelopes(p, ctx.inputs, c.backward, opt.envelope_slack);
+    const bounds::Envelopes env = bounds::bound_free_envelopes(p, ctx.inputs, c.backward, opt.envelope_slack);
     const std::pair<ArithmeticModel, bool> variants[] = {
         {ArithmeticModel::flash, false}, {ArithmeticModel::naive, false}, {ArithmeticModel::naive, true}};
     for (auto [model, naive_base] : variants) {

@@ -5,7 +5,8 @@
 // can be wider than the envelope (values it rules out would pass otherwise); where no bound judges
 // (an infinite or vacuous one, and outside the valid domain, docs/error-bounds.md) they are all that
 // keeps a finite wrong answer from passing silently.
-// With J_i the keys row i sees, s the slack (1/16 by default, harness/check.h):
+// With J_i the keys row i sees, s the slack (1/16 by default, CheckOptions::envelope_slack in
+// harness/check.h):
 //   O_ic    in [min_J v_jc, max_J v_jc] widened by s max_J |v_jc|   (a convex combination of V rows)
 //   LSE_i   in [m_i, m_i + ln |J_i|] widened by s (M_i + ln |J_i| + 1), m_i the largest exact logit,
 //           M_i the largest sum_c |scale q_ic k_jc| (an fp32 evaluation errs far below s M_i)
@@ -18,6 +19,8 @@
 // also gets the dtype's smallest subnormal (underflow). Evaluated in double from the exact inputs.
 // NaN or inf inputs leave the exact result undefined: every element of their (batch, kv head)
 // group gets (-inf, inf).
+// The envelopes are computed in the same pass over each group as the rigorous bounds
+// (bounds_and_envelopes, implementation_bounds.h; group_envelopes.h is their part of it).
 #pragma once
 
 #include <string>
@@ -27,7 +30,7 @@
 #include "core/output_sample.h"
 #include "core/problem.h"
 
-namespace flashproof {
+namespace flashproof::bounds {
 
 // Dense over a tensor's logical shape, row-major like reference::CertifiedTensor.
 struct Envelope {
@@ -44,7 +47,13 @@ struct Envelopes {
 
 // With a sample (a sampled check), only its rows' O, LSE and dQ and its columns' dK and dV are
 // filled; the other rows add to those columns with the wider W_i of every key in their group.
-Envelopes bound_free_envelopes(const Problem& p, const Inputs& in, bool backward, double slack,
+// The envelopes alone (bounds_and_envelopes without the rigorous bounds). Throws
+// std::invalid_argument for mismatched shapes or a sample that does not match p.
+Envelopes bound_free_envelopes(const ValidProblem& p, const Inputs& in, bool backward, double slack,
                                const OutputSample* sample = nullptr, int threads = 0);
 
-}  // namespace flashproof
+// Every envelope sized for p and set to 0 (dq, dk, dv only with backward): where the group pass
+// starts.
+Envelopes zero_envelopes(const Problem& p, bool backward);
+
+}  // namespace flashproof::bounds
