@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+
+#include "bounds/bound_arithmetic.h"
 
 namespace flashproof::bounds {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kMargin = 1 + 0x1p-40;  // covers the double evaluation of the sums below
 
 void set_symmetric(Envelope& e, std::size_t x, double bound) { e.lo[x] = -bound, e.hi[x] = bound; }
@@ -160,11 +160,30 @@ void GroupEnvelopes::judged_row(std::int64_t h, std::int64_t i, const std::vecto
   }
   const std::vector<double>&key = *key_, &val = *val_;
   vmin_.assign(d, kInf), vmax_.assign(d, -kInf), vabs_.assign(d, 0), kabs_.assign(d, 0);
-  for (std::int64_t j : keys) {
-    const double *k = &key[j * d], *v = &val[j * d];
+  // Per column, over the keys in order; four keys per pass over the columns (the same operations
+  // in the same order, with a quarter of the loads and stores of the running values).
+  double *__restrict vmin = vmin_.data(), *__restrict vmax = vmax_.data(), *__restrict vabs = vabs_.data(),
+                     *__restrict kabs = kabs_.data();
+  std::size_t x = 0;
+  for (; x + 4 <= keys.size(); x += 4) {
+    const double *k0 = &key[keys[x] * d], *k1 = &key[keys[x + 1] * d], *k2 = &key[keys[x + 2] * d],
+                 *k3 = &key[keys[x + 3] * d];
+    const double *v0 = &val[keys[x] * d], *v1 = &val[keys[x + 1] * d], *v2 = &val[keys[x + 2] * d],
+                 *v3 = &val[keys[x + 3] * d];
     for (std::int64_t c = 0; c < d; ++c) {
-      vmin_[c] = std::min(vmin_[c], v[c]), vmax_[c] = std::max(vmax_[c], v[c]);
-      vabs_[c] = std::max(vabs_[c], std::fabs(v[c])), kabs_[c] = std::max(kabs_[c], std::fabs(k[c]));
+      vmin[c] = std::min(std::min(std::min(std::min(vmin[c], v0[c]), v1[c]), v2[c]), v3[c]);
+      vmax[c] = std::max(std::max(std::max(std::max(vmax[c], v0[c]), v1[c]), v2[c]), v3[c]);
+      vabs[c] = std::max(std::max(std::max(std::max(vabs[c], std::fabs(v0[c])), std::fabs(v1[c])), std::fabs(v2[c])),
+                         std::fabs(v3[c]));
+      kabs[c] = std::max(std::max(std::max(std::max(kabs[c], std::fabs(k0[c])), std::fabs(k1[c])), std::fabs(k2[c])),
+                         std::fabs(k3[c]));
+    }
+  }
+  for (; x < keys.size(); ++x) {
+    const double *k = &key[keys[x] * d], *v = &val[keys[x] * d];
+    for (std::int64_t c = 0; c < d; ++c) {
+      vmin[c] = std::min(vmin[c], v[c]), vmax[c] = std::max(vmax[c], v[c]);
+      vabs[c] = std::max(vabs[c], std::fabs(v[c])), kabs[c] = std::max(kabs[c], std::fabs(k[c]));
     }
   }
   double m = -kInf, big = 0;
