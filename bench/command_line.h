@@ -123,4 +123,12 @@ inline void parse_or_exit(CLI::App& app, int argc, char** argv) {
   }
 }
 
+// The command line of a bench that takes no options: --help prints `description`; anything else is
+// an error (one line, exit 2).
+inline void parse_no_options_or_exit(const char* description, const char* name, int argc, char** argv) {
+  CLI::App app{description, name};
+  configure(app);
+  parse_or_exit(app, argc, argv);
+}
+
 }  // namespace flashproof::bench

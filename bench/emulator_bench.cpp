@@ -42,11 +42,10 @@ void plain_matmul(const std::vector<std::uint16_t>& a, const std::vector<std::ui
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"The emulator's cost: a tiled 256x64x256 fp16 matrix product emulated on 1 and 2 host threads, "
-               "against a plain host loop doing the same arithmetic; exit status 1 if the results differ.",
-               "bench_emulator"};
-  flashproof::bench::configure(app);
-  flashproof::bench::parse_or_exit(app, argc, argv);
+  flashproof::bench::parse_no_options_or_exit(
+      "The emulator's cost: a tiled 256x64x256 fp16 matrix product emulated on 1 and 2 host threads, "
+      "against a plain host loop doing the same arithmetic; exit status 1 if the results differ.",
+      "bench_emulator", argc, argv);
   const int m = 256, n = 64, k = 256;
   std::vector<std::uint16_t> a(m * k), b(n * k);
   for (int i = 0; i < m * k; ++i) a[i] = static_cast<std::uint16_t>(0x3c00 + (i * 37) % 512);  // [1, 1.5)

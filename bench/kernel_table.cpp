@@ -60,11 +60,10 @@ void print_all(std::index_sequence<I...>) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"Prints every FA1/FA2 kernel instantiation of the build (tile shape, dtype, threads, dynamic shared "
-               "memory, tensor-core instructions per step) as one JSON object per line, for scripts/sass-report.",
-               "kernel_table"};
-  flashproof::bench::configure(app);
-  flashproof::bench::parse_or_exit(app, argc, argv);
+  flashproof::bench::parse_no_options_or_exit(
+      "Prints every FA1/FA2 kernel instantiation of the build (tile shape, dtype, threads, dynamic shared "
+      "memory, tensor-core instructions per step) as one JSON object per line, for scripts/sass-report.",
+      "kernel_table", argc, argv);
   print_all(std::make_index_sequence<flashproof::algo::kTileConfigCount>{});
   return 0;
 }
