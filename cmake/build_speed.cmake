@@ -9,6 +9,10 @@
 # batch, still fails there (scripts/test.sh runs it).
 option(FLASHPROOF_BUILD_SPEEDUPS "Unity batches and a precompiled nlohmann-json for the header-heavy libraries" ON)
 
+# The libraries built in unity batches. Their files must not define the same internal name: a
+# batch would make one file call the other's (test scripts.unity_collisions_*, scripts/unity-collisions).
+set(FLASHPROOF_UNITY_TARGETS fp_core fp_harness fp_fuzz fp_report fp_cli)
+
 function(flashproof_build_speedups)
   if(NOT FLASHPROOF_BUILD_SPEEDUPS OR FLASHPROOF_SANITIZE)
     return()
@@ -18,8 +22,8 @@ function(flashproof_build_speedups)
     target_precompile_headers(${target} PRIVATE ${json})
   endforeach()
   # fp_properties stays one file per unit: its files define same-named helpers in anonymous
-  # namespaces (properties/gradient_check.cpp's exact()), which a batch would make ambiguous.
-  foreach(target fp_core fp_harness fp_fuzz fp_report fp_cli)
+  # namespaces (properties/gradient_check.cpp's exact()).
+  foreach(target ${FLASHPROOF_UNITY_TARGETS})
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
   endforeach()
 endfunction()

@@ -108,7 +108,7 @@ void read_problem(Fields& f, Problem& p) {
 // hand edit of "scale" or "head_dim" that left it behind is refused, not resolved silently).
 void check_softmax_scale(Fields& f, const Problem& p) {
   const json::Value* v = f.optional("softmax_scale");
-  if (!v) return;
+  if (!v || !p.validate().empty()) return;  // an invalid problem: its own error is reported
   const double given = f.number("softmax_scale", *v);
   const double implied = static_cast<double>(p.softmax_scale());
   if (given != implied)

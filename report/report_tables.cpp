@@ -6,7 +6,7 @@
 namespace flashproof::report {
 namespace {
 
-std::string count(std::size_t n) { return std::to_string(n); }
+std::string count_text(std::size_t n) { return std::to_string(n); }
 
 Table table(std::vector<std::string> header, std::vector<Column> columns) {
   Table t;
@@ -54,7 +54,7 @@ Table inputs_table(const Report& report) {
                               : !in.campaign.is_null() ? "no"
                                                        : "-";
     t.rows.push_back({in.dir, seed != nullptr ? scalar_text(seed) : "-", shard_text(in.campaign),
-                      count(in.records), count(in.skipped_lines), count(in.duplicates), ended});
+                      count_text(in.records), count_text(in.skipped_lines), count_text(in.duplicates), ended});
   }
   return t;
 }
@@ -65,8 +65,8 @@ Table status_table(const DtypeReport& d) {
             {Column::text, Column::number, Column::number, Column::alert_count, Column::number,
              Column::alert_count, Column::alert_count, Column::number});
   for (const ImplStats& s : d.stats.impls)
-    t.rows.push_back({s.impl, count(s.cases), count(s.pass), count(s.fail), count(s.out_of_domain),
-                      count(s.not_judged), count(s.crash), count(s.not_in_domain)});
+    t.rows.push_back({s.impl, count_text(s.cases), count_text(s.pass), count_text(s.fail), count_text(s.out_of_domain),
+                      count_text(s.not_judged), count_text(s.crash), count_text(s.not_in_domain)});
   return t;
 }
 
@@ -86,8 +86,8 @@ Table error_table(const DtypeReport& d) {
   for (const ImplStats& s : d.stats.impls)
     for (const TensorStats& x : s.tensors) {
       const Distribution ratio = x.baseline_ratio.summary();
-      t.rows.push_back({s.impl, x.name, count(x.cases), count(x.pass), count(x.fail),
-                        count(x.out_of_domain), count(x.not_judged), count(x.regression), number_text(x.ulps.max),
+      t.rows.push_back({s.impl, x.name, count_text(x.cases), count_text(x.pass), count_text(x.fail),
+                        count_text(x.out_of_domain), count_text(x.not_judged), count_text(x.regression), number_text(x.ulps.max),
                         number_text(x.ulps.p50),
                         number_text(x.ulps.p99), number_text(x.rel.max), number_text(x.rel.p50),
                         number_text(x.rel.p99), number_text(ratio.p50), number_text(ratio.max),
@@ -113,12 +113,12 @@ Table bound_table(const DtypeReport& d) {
   t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 3}};
   for (const ImplStats& s : d.stats.impls)
     for (const TensorStats& x : s.tensors) {
-      std::vector<std::string> row = {s.impl, x.name, count(x.error_over_bound.count)};
+      std::vector<std::string> row = {s.impl, x.name, count_text(x.error_over_bound.count)};
       for (std::size_t b = 0; b < kBoundBuckets; ++b)
-        row.push_back(count(x.error_over_bound.counts[b]));
+        row.push_back(count_text(x.error_over_bound.counts[b]));
       row.push_back(number_text(x.error_over_bound.max));
-      row.push_back(count(x.unbounded));
-      row.push_back(count(x.vacuous));
+      row.push_back(count_text(x.unbounded));
+      row.push_back(count_text(x.vacuous));
       t.rows.push_back(std::move(row));
     }
   return t;
@@ -132,7 +132,7 @@ Table worst_table(const Report& report, const DtypeReport& d) {
   std::size_t rank = 0;
   for (const ListedWorstCase& w : d.worst) {
     const FuzzRecord& r = report.merged.records[w.worst.record];
-    t.rows.push_back({count(++rank), r.impl, case_label(report, r), r.kind, case_status_name(r.status),
+    t.rows.push_back({count_text(++rank), r.impl, case_label(report, r), r.kind, case_status_name(r.status),
                       w.worst.tensor, number_text(w.worst.error_over_bound),
                       number_text(w.worst.max_ulps),
                       w.replay.empty() ? "(no case in the record)" : w.replay});
