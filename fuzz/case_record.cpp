@@ -51,7 +51,8 @@ std::string foreign_record(const CampaignSpec& s, const std::string& campaign_id
   // (before the record layer) still resumes.
   const auto same_case = [&] {
     try {
-      return record_case(c->get<CaseFile>().c, c->get<CaseFile>().options) ==
+      const CaseFile stored = c->get<CaseFile>();
+      return record_case(stored.c, stored.options) ==
              record_case(expected, campaign_check_options(s, expected));
     } catch (const std::invalid_argument&) {
       return false;
