@@ -1,8 +1,8 @@
 // Theorem 5, block skipping: the shipped block ranges and the mask-free-tile predicate of
-// kernels/algo/block_ranges.h, instantiated with Z3 integers, for every tile shape in
-// kernels/algo/tile_configs.h. Everything but block_m and block_n is symbolic: both sequence
-// lengths (either order), both window sides (negative = unbounded, so causal, local and no mask
-// are all instances) and the block indices. Obligations are quantifier-free: a universally
+// kernels/algo/block_ranges.h, against the mask the kernels apply (algo::pair_kept), instantiated
+// with Z3 integers, for every tile shape in kernels/algo/tile_configs.h. Everything but block_m
+// and block_n is symbolic: both sequence lengths (either order), both window sides (negative =
+// unbounded, so causal, local and no mask are all instances) and the block indices. Obligations are quantifier-free: a universally
 // quantified pair (i, j) is a free constant, and an existential one is an explicit witness term.
 #include <z3++.h>
 
@@ -233,7 +233,8 @@ std::vector<Obligation> backward_obligations(z3::context& c, const TileShape& s,
   return {backward_soundness(c, s, query_blocks), backward_tightness(c, s, query_blocks)};
 }
 
-// The mask may be skipped exactly on full tiles whose every pair is in range and visible.
+// The mask may be skipped exactly on full tiles whose every pair the kernels' mask keeps
+// (algo::pair_kept: in range and visible).
 // Soundness: an arbitrary pair of a mask-free tile is fine. Completeness: "every pair fine"
 // instantiated at the four corners already forces the predicate, so a fortiori the universal
 // hypothesis does.
@@ -248,7 +249,7 @@ std::vector<Obligation> mask_free_obligations(z3::context& c, const TileShape& s
   const std::vector<Expr> tile = concat(nonempty_sequences(g), {m_block >= 0, n_block >= 0});
   const Expr predicate = no_mask(g, m_block, n_block);
   const auto pair_ok = [&](const Expr& i, const Expr& j) {
-    return i < g.seqlen_q && j < g.seqlen_k && g.mask.visible(i, j);
+    return algo::pair_kept(g.mask, g.seqlen_q, g.seqlen_k, i, j);
   };
 
   const Expr i = c.int_const("i");

@@ -160,13 +160,15 @@ std::vector<Obligation> no_overflow(z3::context& c, int block_m, int block_n, bo
   add("keys_seen_by_any_row", s.bounds, [&] { (void)algo::keys_seen_by_any_row(g); });
   add("tile_needs_no_mask", blocks, [&] { (void)algo::tile_needs_no_mask(g, m_block, n_block); });
   add("mask_free_key_blocks", blocks, [&] { (void)algo::mask_free_key_blocks(g, m_block); });
-  // The kernels evaluate the mask for the pairs of the tiles they visit: rows below seqlen_q +
-  // block_m and keys below seqlen_k + block_n (the FA1 forward and FA2's single loop evaluate it
-  // with `&`, past the sequence ends too, and discard those pairs by the range test).
+  // The kernels evaluate the mask (algo::pair_kept) for the pairs of the tiles they visit: rows
+  // below seqlen_q + block_m and keys below seqlen_k + block_n (with MaskTest::all_tests, as the
+  // FA1 forward and FA2's per-tile body evaluate it, visible runs past the sequence ends too).
   std::vector<z3::expr> pair = s.bounds;
   pair.insert(pair.end(), {zero <= row, z3::slt(wide(row.e), wide(s.seqlen_q.e) + wide(bm.e)), zero <= key,
                            z3::slt(wide(key.e), wide(s.seqlen_k.e) + wide(bn.e))});
-  add("visible", pair, [&] { (void)g.mask.visible(row, key); });
+  add("pair_kept", pair, [&] {
+    (void)algo::pair_kept<algo::MaskTest::all_tests>(g.mask, s.seqlen_q, s.seqlen_k, row, key);
+  });
   // The index products above were assumptions; the products themselves fit too.
   add("block index products", blocks, [&] {
     (void)(m_block * bm + bm);
@@ -188,7 +190,7 @@ std::vector<Obligation> every_shape(z3::context& c, bool clamped) {
 
 std::vector<ProofSpec> machine_int_proofs() {
   return {{"block_skip_int32",
-           "the mask predicate, ceil_div, the block ranges, tile_needs_no_mask and mask_free_key_blocks, evaluated in 32-bit int "
+           "the mask (pair_kept), ceil_div, the block ranges, tile_needs_no_mask and mask_free_key_blocks, evaluated in 32-bit int "
            "as the kernels do, never overflow for seqlens in [1, 2^29], windows -1 or clamped to [0, seqlen] "
            "(kernels/flash/validate.cpp) and the block indices and tile pairs the kernels pass, for every "
            "(block_m, block_n) of kTileConfigs; so theorem 5 holds for the kernels' machine integers",

@@ -80,8 +80,11 @@ FP_HOST_DEVICE BlockRange<Int> keys_seen_by_any_row(const TileGeometry<Int>& g) 
 
 // True when the mask can be skipped for tile (m_block, n_block): the whole block_m x block_n tile
 // lies inside both sequences and every (row, key) pair in it is visible. Otherwise the kernel must
-// set the logits of invisible or out-of-range pairs to -inf. The binding pairs are the tile's
+// set the logits of invisible or out-of-range pairs to -inf (algo::pair_kept; the proofs show this
+// accepts exactly the tiles whose every pair pair_kept keeps). The binding pairs are the tile's
 // corners: (first row, last key) for the right side and (last row, first key) for the left side.
+// The FA1 forward and the backward (queries inner) test each tile with it; the FA2 forward (keys
+// inner) uses the range below.
 template <class Int>
 FP_HOST_DEVICE auto tile_needs_no_mask(const TileGeometry<Int>& g, Int m_block, Int n_block) {
   const Int one = Domain<Int>::lit(1, m_block);

@@ -22,6 +22,7 @@
 #include "kernels/arch/warp.h"
 #include "kernels/fa1/params.h"
 #include "kernels/launch.h"
+#include "kernels/tile/mask_fragment.h"
 #include "kernels/tile/smem_tile.h"
 #include "kernels/tile/tile_copy.h"
 #include "kernels/tile/warp_fragments.h"
@@ -149,34 +150,15 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
 
       // S = Q K^T over this warp's keys, in log2 units, masked; the warp's max per row.
       arch::MmaC score[kMTiles][kSTiles];
-      FP_UNROLL
-      for (int mt = 0; mt < kMTiles; ++mt)
-        FP_UNROLL
-        for (int nt = 0; nt < kSTiles; ++nt)
-          FP_UNROLL
-          for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = 0.0f;
+      tile::clear(score);
       tile::add_q_kt<kTag, Traits::kUnrollHeadDim>(score, q_tile, q_lanes, 0, k_s, k_lanes, warp_key0);
-      // Scale, then mask the tiles that need it in one pass of selects (one branch per tile).
-      FP_UNROLL
-      for (int mt = 0; mt < kMTiles; ++mt)
-        FP_UNROLL
-        for (int nt = 0; nt < kSTiles; ++nt)
-          FP_UNROLL
-          for (int i = 0; i < 4; ++i) score[mt][nt].reg[i] = algo::scaled_logit(score[mt][nt].reg[i], s.scale_log2);
-      if (!algo::tile_needs_no_mask(g, m_block, n_block)) {
-        FP_UNROLL
-        for (int mt = 0; mt < kMTiles; ++mt)
-          FP_UNROLL
-          for (int nt = 0; nt < kSTiles; ++nt)
-            FP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-              const arch::MatrixCoord at = arch::mma_c_element(lane, i);
-              const int row = first_row + mt * 16 + at.row;
-              const int key = first_key + warp_key0 + nt * 8 + at.col;
-              const bool keep = (row < s.seqlen_q) & (key < s.seqlen_k) & g.mask.visible(row, key);
-              score[mt][nt].reg[i] = keep ? score[mt][nt].reg[i] : kNegInf;
-            }
-      }
+      // Logits: scaled, then masked in one pass of selects (`&`) under one branch per tile. The tile
+      // is tested with tile_needs_no_mask itself: the same set as a mask-free range per key block
+      // (as the FA2 forward has), but that range costs d 64 and 128 more instructions per HMMA
+      // and d 256 more registers than the sass budget allows (nvcc 13, sm_90).
+      const tile::FragmentMask<tile::ScoreLayout::rows_by_keys, algo::MaskTest::all_tests> mask(
+          g.mask, s.seqlen_q, s.seqlen_k, s.scale_log2, lane, first_row, first_key + warp_key0);
+      mask.apply(score, tile::mask_if(!algo::tile_needs_no_mask(g, m_block, n_block)));
       FP_UNROLL
       for (int mt = 0; mt < kMTiles; ++mt) {
         FP_UNROLL
@@ -222,12 +204,7 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa1_forward_kernel(Fa1For
         }
       }
       arch::MmaC partial[kMTiles][kOTiles];
-      FP_UNROLL
-      for (int mt = 0; mt < kMTiles; ++mt)
-        FP_UNROLL
-        for (int nt = 0; nt < kOTiles; ++nt)
-          FP_UNROLL
-          for (int i = 0; i < 4; ++i) partial[mt][nt].reg[i] = 0.0f;
+      tile::clear(partial);
       tile::add_p_v<kTag>(partial, score, v_s, v_lanes, warp_key0);
       float* my_partial = partial_s + warp * kBlockM * kStride;
       FP_UNROLL

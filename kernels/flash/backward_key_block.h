@@ -154,10 +154,8 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
   arch::cp_async_commit();
 
   arch::MmaC acc_dk[kWarpOTiles], acc_dv[kWarpOTiles];  // head-dim tiles o_tile0 + 0, 1, ...
-  FP_UNROLL
-  for (int nt = 0; nt < kWarpOTiles; ++nt)
-    FP_UNROLL
-    for (int i = 0; i < 4; ++i) acc_dk[nt].reg[i] = 0.0f, acc_dv[nt].reg[i] = 0.0f;
+  tile::clear(acc_dk);
+  tile::clear(acc_dv);
   const float log2e = 1.44269504088896340736f;
   const auto kv_lanes = tile::a_lane_offsets<KvTile>(lane);          // K and V as A operands
   const auto q_lanes = tile::b_pair_nk_lane_offsets<QTile>(lane);    // Q and dO, two n-tiles per load
@@ -187,10 +185,8 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
 
       // S^T = K Q^T and dP^T = V dO^T for this warp's 16 keys and query tiles q_tile0 + 0, 1, ...
       arch::MmaC score[kWarpQTiles], dprob[kWarpQTiles];
-      FP_UNROLL
-      for (int nt = 0; nt < kWarpQTiles; ++nt)
-        FP_UNROLL
-        for (int i = 0; i < 4; ++i) score[nt].reg[i] = 0.0f, dprob[nt].reg[i] = 0.0f;
+      tile::clear(score);
+      tile::clear(dprob);
       if constexpr (Traits::kOffsetLoads) {
         // Rolled by swizzle periods, unrolled within one: a lane's ldmatrix offsets repeat every
         // period, so the loads are a register plus an immediate (as in tile::add_q_kt).
@@ -230,6 +226,11 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
       }
 
       // P^T recomputed from the LSE, dS^T = P^T * (dP^T - D); masked pairs get P = 0, dS = 0.
+      // Still its own spelling of the mask, not tile::FragmentMask: through it (or algo::pair_kept
+      // alone) nvcc 13 compiles this body differently. The best variant measured on sm_90 (logit()
+      // here, `&`) cuts SASS instructions per HMMA by 1-7% in every shipped backward but takes
+      // FA2's d 128 to 255 registers (budget 247) and makes FA1's d 128 spill; every other one
+      // broke a register ceiling or spilled at d 96 or 128 too.
       const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
       FP_UNROLL
       for (int nt = 0; nt < kWarpQTiles; ++nt) {
@@ -298,10 +299,7 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
       for (int item = warp; item < Traits::kDqItems; item += Traits::kWarps) {
         const int mt = item / Traits::kDqSplit, nt0 = (item % Traits::kDqSplit) * kTilesPerItem;
         arch::MmaC dq[kTilesPerItem];
-        FP_UNROLL
-        for (int j = 0; j < kTilesPerItem; ++j)
-          FP_UNROLL
-          for (int i = 0; i < 4; ++i) dq[j].reg[i] = 0.0f;
+        tile::clear(dq);
         FP_ROLLED
         for (int kt = 0; kt < kBlockN / 16; ++kt) {
           const arch::MmaA ds_frag = tile::load_a_transposed<DsTile>(ds_s, mt * 16, kt * 16, lane);

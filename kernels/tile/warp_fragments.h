@@ -108,6 +108,20 @@ FP_HOST_DEVICE void load_b_pair_from_kn(const std::uint16_t* smem, const LaneOff
   first.reg[0] = r[0], first.reg[1] = r[1], second.reg[0] = r[2], second.reg[1] = r[3];
 }
 
+// Zeroes fp32 accumulators: a lane's share of kN (or kM x kN) m16n8 tiles.
+template <int kN>
+FP_HOST_DEVICE void clear(arch::MmaC (&c)[kN]) {
+  FP_UNROLL
+  for (int nt = 0; nt < kN; ++nt)
+    FP_UNROLL
+    for (int i = 0; i < 4; ++i) c[nt].reg[i] = 0.0f;
+}
+template <int kM, int kN>
+FP_HOST_DEVICE void clear(arch::MmaC (&c)[kM][kN]) {
+  FP_UNROLL
+  for (int mt = 0; mt < kM; ++mt) clear(c[mt]);
+}
+
 // The A operand (16 x 16) holding the accumulator tiles `left` (columns 0-7) and `right` (8-15),
 // rounded to the input type: a C fragment's (row g, columns 2t, 2t+1) and (row g + 8, ...) are
 // exactly the A fragment's registers 0 and 1 (left) or 2 and 3 (right).
