@@ -83,8 +83,8 @@ FP_HOST_DEVICE BlockRange<Int> keys_seen_by_any_row(const TileGeometry<Int>& g) 
 // set the logits of invisible or out-of-range pairs to -inf (algo::pair_kept; the proofs show this
 // accepts exactly the tiles whose every pair pair_kept keeps). The binding pairs are the tile's
 // corners: (first row, last key) for the right side and (last row, first key) for the left side.
-// The FA1 forward and the backward (queries inner) test each tile with it; the FA2 forward (keys
-// inner) uses the range below.
+// It is the one rule for all three kernels: the FA1 forward and the backward (queries inner) test
+// each tile with it; the FA2 forward (keys inner) uses its proved closed form below.
 template <class Int>
 FP_HOST_DEVICE auto tile_needs_no_mask(const TileGeometry<Int>& g, Int m_block, Int n_block) {
   const Int one = Domain<Int>::lit(1, m_block);

@@ -10,6 +10,8 @@
 // from it. Over Z3's unbounded integers both forms mean the same.
 #pragma once
 
+#include <type_traits>
+
 #include "core/host_device.h"
 
 namespace flashproof::algo {
@@ -42,10 +44,17 @@ enum class MaskTest { short_circuit, all_tests };
 // the tiles algo/block_ranges.h classifies mask-free keep every pair by this very predicate.
 template <MaskTest kTest = MaskTest::short_circuit, class Int>
 FP_HOST_DEVICE auto pair_kept(const WindowMask<Int>& w, Int seqlen_q, Int seqlen_k, Int row, Int key) {
-  if constexpr (kTest == MaskTest::all_tests)
+  if constexpr (kTest == MaskTest::all_tests) {
     return (row < seqlen_q) & (key < seqlen_k) & w.visible(row, key);
-  else
-    return row < seqlen_q && key < seqlen_k && w.visible(row, key);
+  } else {
+    const auto kept = row < seqlen_q && key < seqlen_k && w.visible(row, key);
+    // On machine integers an int, not a bool: nvcc 13 keeps an inlined function's bool result as a
+    // byte, and the backward's unrolled mask pass then costs 32 more instructions (PRMT) per step.
+    if constexpr (std::is_integral_v<Int>)
+      return kept ? 1 : 0;
+    else
+      return kept;
+  }
 }
 
 }  // namespace flashproof::algo

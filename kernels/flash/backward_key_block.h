@@ -225,12 +225,11 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
         }
       }
 
-      // P^T recomputed from the LSE, dS^T = P^T * (dP^T - D); masked pairs get P = 0, dS = 0.
-      // Still its own spelling of the mask, not tile::FragmentMask: through it (or algo::pair_kept
-      // alone) nvcc 13 compiles this body differently. The best variant measured on sm_90 (logit()
-      // here, `&`) cuts SASS instructions per HMMA by 1-7% in every shipped backward but takes
-      // FA2's d 128 to 255 registers (budget 247) and makes FA1's d 128 spill; every other one
-      // broke a register ceiling or spilled at d 96 or 128 too.
+      // P^T recomputed from the LSE, dS^T = P^T * (dP^T - D); masked pairs get P = 0, dS = 0. The mask
+      // is algo::pair_kept, with the per-tile rule tile_needs_no_mask, spelled here rather than
+      // through tile::FragmentMask: every way through it measured on sm_90 (logit() or keeps(),
+      // `&&` or `&`, the lengths and the scale by value or by reference) makes FA2's d 128 spill at
+      // 255 registers (budget 247, no spill), though it saves FA1's d 128 up to 1% of instructions.
       const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
       FP_UNROLL
       for (int nt = 0; nt < kWarpQTiles; ++nt) {
@@ -240,7 +239,7 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
           const int key = first_key + warp_key0 + at.row, local_row = (q_tile0 + nt) * 8 + at.col;
           const int row = first_row + local_row;
           float x = algo::scaled_logit(score[nt].reg[i], s.scale_log2);
-          if (needs_mask && !(row < s.seqlen_q && key < s.seqlen_k && g.mask.visible(row, key))) x = -kInf;
+          if (needs_mask && !algo::pair_kept(g.mask, s.seqlen_q, s.seqlen_k, row, key)) x = -kInf;
           const float prob = algo::recompute_prob(x, arch::smem_load(lse_s + local_row));
           score[nt].reg[i] = prob;
           dprob[nt].reg[i] = algo::softmax_grad(prob, dprob[nt].reg[i], arch::smem_load(dot_s + local_row));
