@@ -34,13 +34,17 @@ std::vector<Problem> candidates(const Problem& p) {
 }  // namespace
 
 ShrinkResult shrink_case(const Case& c, const CaseOutcome& original, const CheckOptions& options,
-                         const std::string& scratch, double timeout_seconds, int max_attempts, double max_seconds) {
+                         const std::string& scratch, double timeout_seconds, int max_attempts, double max_seconds,
+                         const AdoptRule& adopt) {
   const auto start = std::chrono::steady_clock::now();
   const auto out_of_budget = [&](int attempts) {
     return attempts >= max_attempts ||
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > max_seconds;
   };
-  ShrinkResult r{c, original, 0, 0};
+  ShrinkResult r{c, original, failure_target(original), 0, 0};
+  // The same status is not enough (failure_signature.h): the candidate must fail the original's
+  // first failing tensor by the same rule, or crash the same way.
+  const AdoptRule keeps = adopt ? adopt : AdoptRule([&](const CaseOutcome& o) { return keeps_failure(r.target, o); });
   bool progress = true;
   while (progress && !out_of_budget(r.attempts)) {
     progress = false;
@@ -50,7 +54,7 @@ ShrinkResult shrink_case(const Case& c, const CaseOutcome& original, const Check
       trial.problem = smaller;
       ++r.attempts;
       const CaseOutcome o = run_case_isolated(trial, options, scratch, timeout_seconds);
-      if (o.status == original.status) {
+      if (keeps(o)) {
         r.c = trial;
         r.outcome = o;
         ++r.adopted;

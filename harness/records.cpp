@@ -188,6 +188,7 @@ json::Value metrics_json(const ErrorMetrics& m) {
           {"inf_mismatch", m.inf_mismatch},
           {"above_tolerance", m.above_bound},
           {"nonfinite_reference", m.nonfinite_reference},
+          {"loose_reference", m.loose_reference},
           {"worst_index", json::Value::array({m.worst_coord[0], m.worst_coord[1], m.worst_coord[2], m.worst_coord[3]})},
           {"worst_value", m.worst_value},
           {"worst_reference", m.worst_reference}};

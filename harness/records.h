@@ -56,6 +56,9 @@ void to_json(json::Value& j, const CaseFile& f);
 void from_json(const json::Value& j, CaseFile& f);
 
 // ---- The check record (`flashproof check --json`, `replay --json`, embedded in fuzz records) ----
+// A tensor's "errors" and "baseline_errors" carry every count that can fail it, so that a reader
+// can tell by which rule it failed (fuzz/failure_signature.h); "loose_reference" was added for that
+// on 2026-11-28 (docs/case-files.md): a record written before has none, which readers take as 0.
 void to_json(json::Value& j, const TensorCheck& t);
 void to_json(json::Value& j, const CheckRecord& r);
 
