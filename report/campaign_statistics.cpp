@@ -35,6 +35,7 @@ struct TensorAccumulator {
     if (t.error_over_bound) stats.error_over_bound.add(*t.error_over_bound);
     if (t.unbounded > 0) ++stats.unbounded;
     if (t.vacuous > 0) ++stats.vacuous;
+    if (r.non_finite_failure(t)) ++stats.non_finite_fail;
     if (t.max_abs && t.baseline_max_abs) stats.baseline_ratio.add(*t.max_abs, *t.baseline_max_abs);
     if (t.max_abs && t.regression_tolerance)
       stats.regression_margin.add(*t.max_abs, *t.regression_tolerance);
@@ -53,6 +54,7 @@ struct ImplAccumulator {
     if (r.status == CaseStatus::not_judged) ++stats.not_judged;
     if (r.status == CaseStatus::crash) ++stats.crash;
     if (!r.in_domain) ++stats.not_in_domain;
+    if (r.status == CaseStatus::fail && r.non_finite_failure()) ++stats.non_finite_fail;
     for (const TensorResult& t : r.tensors) tensors[t.name].add(r, t);
   }
 

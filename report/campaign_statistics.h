@@ -26,6 +26,10 @@ struct TensorStats {
   // Judged cases with a compared element whose bound is vacuous (at least the exact tensor's size:
   // rule 2 admits 0 and twice the answer there; TensorCheck::vacuous).
   std::size_t vacuous = 0;
+  // Judged cases where this tensor failed with NaN or inf values where the exact value is not
+  // (FuzzRecord::non_finite_failure). Their error / bound above is over the finite values only, so
+  // it does not show the failure: this count does.
+  std::size_t non_finite_fail = 0;
   CaseRatio baseline_ratio;                           // errors.max_abs / baseline_errors.max_abs
   // errors.max_abs / rule 3's tolerance, where the rule applies: 1 or more is a rule-3 report.
   // Read beside baseline_ratio: a large ratio to naive's error with a margin below 1 is a case
@@ -38,6 +42,7 @@ struct ImplStats {
   std::size_t cases = 0;                                         // records, crashes included
   std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;  // record statuses
   std::size_t not_in_domain = 0;  // records whose check says in_domain false (any status)
+  std::size_t non_finite_fail = 0;  // of the fails, those with a non-finite failure (some tensor's)
   std::vector<TensorStats> tensors;
 };
 

@@ -26,6 +26,8 @@ TensorResult tensor_from_json(const json::Value& t) {
     if (unknown && count && *unknown > 0 && *unknown >= *count) r.max_ulps.reset();
     r.max_rel = read_number(member(errors, "max_rel"));
     r.max_abs = read_number(member(errors, "max_abs"));
+    r.nan_mismatch = read_number(member(errors, "nan_mismatch")).value_or(0);
+    r.inf_mismatch = read_number(member(errors, "inf_mismatch")).value_or(0);
   }
   const json::Value* applies = json::find(t, "regression_applies");
   if (applies == nullptr || !applies->is_boolean() || applies->get<bool>())
@@ -54,6 +56,16 @@ TensorResult tensor_from_json(const json::Value& t) {
 bool FuzzRecord::judged(const TensorResult& t) const {
   return (status == CaseStatus::pass || status == CaseStatus::fail || status == CaseStatus::not_judged) &&
          t.verdict != Verdict::out_of_domain;
+}
+
+bool FuzzRecord::non_finite_failure(const TensorResult& t) const {
+  return judged(t) && t.verdict == Verdict::fail && (t.nan_mismatch > 0 || t.inf_mismatch > 0);
+}
+
+bool FuzzRecord::non_finite_failure() const {
+  for (const TensorResult& t : tensors)
+    if (non_finite_failure(t)) return true;
+  return false;
 }
 
 FuzzRecord fuzz_record_from_json(const json::Value& line) {

@@ -26,6 +26,11 @@ struct TensorResult {
   std::optional<double> error_over_bound;
   double unbounded = 0;  // rigorous_bound.unbounded: compared elements with no finite bound
   double vacuous = 0;    // rigorous_bound.vacuous: ... with a bound at least the exact tensor's size
+  // errors.nan_mismatch and errors.inf_mismatch (0 when absent): elements returned NaN where the
+  // exact value is not NaN, and inf where it is finite (or finite where it is inf, or the opposite
+  // inf). They are left out of every finite error field above (max_ulps, max_rel, max_abs,
+  // error_over_bound), so a tensor failing only by them shows small errors there.
+  double nan_mismatch = 0, inf_mismatch = 0;
 };
 
 struct FuzzRecord {
@@ -46,6 +51,12 @@ struct FuzzRecord {
   // Whether the tensor's errors enter the statistics: the case was judged (pass or fail) and the
   // tensor itself is not out of the domain.
   bool judged(const TensorResult& t) const;
+  // Whether the tensor is a non-finite failure: judged, verdict fail, and some element NaN or inf
+  // where the exact value is not (errors.nan_mismatch + inf_mismatch > 0). Its finite error
+  // fields do not show that failure.
+  bool non_finite_failure(const TensorResult& t) const;
+  // Whether some tensor of the record is a non-finite failure.
+  bool non_finite_failure() const;
 };
 
 // The record in one parsed line; throws std::invalid_argument saying why it is not one.

@@ -49,6 +49,7 @@ Report build_report(MergedCampaigns merged, const std::string& out_dir) {
       d.worst.push_back(std::move(listed));
     }
     d.failures = failures(merged.records, stats.dtype);
+    d.largest_finite = largest_finite_error_over_bound(merged.records, stats.dtype);
     d.stats = std::move(stats);
     report.dtypes.push_back(std::move(d));
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct DtypeReport {
   DtypeStats stats;
   std::vector<ListedWorstCase> worst;  // at most kWorstCasesPerDtype
   std::vector<std::size_t> failures;   // positions in merged.records: fail and crash
+  // The largest error/bound over finite values (largest_finite_error_over_bound): the headline's.
+  std::optional<WorstCase> largest_finite;
 };
 
 struct Report {

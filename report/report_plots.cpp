@@ -111,9 +111,16 @@ Figure bound_figure(const Report& report, const DtypeReport& d) {
     if (const auto ratio = largest(r, every_tensor, &TensorResult::error_over_bound))
       ++series_of(chart.series, r.impl).bars[bound_bucket(*ratio)];
   }
-  return {bar_chart_svg(chart),
-          "Judged cases per bucket of their largest error / bound over all tensors. A bar in "
-          "\">= 1\" is an error that reached its proven bound."};
+  std::size_t non_finite = 0;
+  for (const ImplStats& s : d.stats.impls) non_finite += s.non_finite_fail;
+  std::string caption =
+      "Judged cases per bucket of their largest error / bound over all tensors (over the values "
+      "returned finite). A bar in \">= 1\" is an error that reached its proven bound.";
+  if (non_finite > 0)
+    caption += " " + std::to_string(non_finite) + (non_finite == 1 ? " case" : " cases") +
+               " failed with NaN or inf where the exact value is finite, which these bars do not show "
+               "(the tables' \"non-finite fail\" column).";
+  return {bar_chart_svg(chart), caption};
 }
 
 }  // namespace

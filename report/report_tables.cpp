@@ -15,12 +15,25 @@ Table table(std::vector<std::string> header, std::vector<Column> columns) {
   return t;
 }
 
-// What a failure or crash amounts to in one cell: the failed tensors, or what the crash said.
+// Elements returned NaN or inf where the exact value is not: "4 NaN", "2 inf", "4 NaN, 2 inf";
+// "0" when none.
+std::string non_finite_text(double nan, double inf) {
+  std::string s;
+  if (nan > 0) s = number_text(nan) + " NaN";
+  if (inf > 0) s += (s.empty() ? "" : ", ") + number_text(inf) + " inf";
+  return s.empty() ? "0" : s;
+}
+
+// What a failure or crash amounts to in one cell: the failed tensors (with their NaN and inf
+// elements where they failed with some), or what the crash said.
 std::string failure_what(const FuzzRecord& r) {
   if (r.status == CaseStatus::crash) return r.error.empty() ? "crash" : r.error;
   std::string failed;
   for (const TensorResult& t : r.tensors)
-    if (t.verdict == Verdict::fail) failed += (failed.empty() ? "" : ", ") + t.name;
+    if (t.verdict == Verdict::fail) {
+      failed += (failed.empty() ? "" : ", ") + t.name;
+      if (r.non_finite_failure(t)) failed += " (" + non_finite_text(t.nan_mismatch, t.inf_mismatch) + ")";
+    }
   return failed.empty() ? r.error : failed + " failed";
 }
 
@@ -60,13 +73,14 @@ Table inputs_table(const Report& report) {
 }
 
 Table status_table(const DtypeReport& d) {
-  Table t =
-      table({"implementation", "cases", "pass", "fail", "out-of-domain", "not judged", "crash", "not in domain"},
-            {Column::text, Column::number, Column::number, Column::alert_count, Column::number,
-             Column::alert_count, Column::alert_count, Column::number});
+  Table t = table({"implementation", "cases", "pass", "fail", "non-finite fail", "out-of-domain", "not judged",
+                   "crash", "not in domain"},
+                  {Column::text, Column::number, Column::number, Column::alert_count, Column::alert_count,
+                   Column::number, Column::alert_count, Column::alert_count, Column::number});
   for (const ImplStats& s : d.stats.impls)
-    t.rows.push_back({s.impl, count_text(s.cases), count_text(s.pass), count_text(s.fail), count_text(s.out_of_domain),
-                      count_text(s.not_judged), count_text(s.crash), count_text(s.not_in_domain)});
+    t.rows.push_back({s.impl, count_text(s.cases), count_text(s.pass), count_text(s.fail),
+                      count_text(s.non_finite_fail), count_text(s.out_of_domain), count_text(s.not_judged),
+                      count_text(s.crash), count_text(s.not_in_domain)});
   return t;
 }
 
@@ -106,17 +120,20 @@ Table bound_table(const DtypeReport& d) {
   }
   t.header.push_back("max");
   t.columns.push_back(Column::number);
+  t.header.push_back("non-finite fail");
+  t.columns.push_back(Column::alert_count);
   t.header.push_back("no finite bound");
   t.columns.push_back(Column::number);
   t.header.push_back("bound >= size");
   t.columns.push_back(Column::number);
-  t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 3}};
+  t.groups = {{"", 3}, {"cases with error / bound in", kBoundBuckets}, {"", 4}};
   for (const ImplStats& s : d.stats.impls)
     for (const TensorStats& x : s.tensors) {
       std::vector<std::string> row = {s.impl, x.name, count_text(x.error_over_bound.count)};
       for (std::size_t b = 0; b < kBoundBuckets; ++b)
         row.push_back(count_text(x.error_over_bound.counts[b]));
       row.push_back(number_text(x.error_over_bound.max));
+      row.push_back(count_text(x.non_finite_fail));
       row.push_back(count_text(x.unbounded));
       row.push_back(count_text(x.vacuous));
       t.rows.push_back(std::move(row));
@@ -126,15 +143,15 @@ Table bound_table(const DtypeReport& d) {
 
 Table worst_table(const Report& report, const DtypeReport& d) {
   Table t = table({"#", "implementation", "case", "kind", "status", "tensor", "error / bound",
-                   "ULPs", "replay"},
+                   "non-finite", "ULPs", "replay"},
                   {Column::number, Column::text, Column::text, Column::text, Column::status,
-                   Column::text, Column::number, Column::number, Column::code});
+                   Column::text, Column::number, Column::alert_count, Column::number, Column::code});
   std::size_t rank = 0;
   for (const ListedWorstCase& w : d.worst) {
     const FuzzRecord& r = report.merged.records[w.worst.record];
     t.rows.push_back({count_text(++rank), r.impl, case_label(report, r), r.kind, case_status_name(r.status),
                       w.worst.tensor, number_text(w.worst.error_over_bound),
-                      number_text(w.worst.max_ulps),
+                      non_finite_text(w.worst.nan_mismatch, w.worst.inf_mismatch), number_text(w.worst.max_ulps),
                       w.replay.empty() ? "(no case in the record)" : w.replay});
   }
   return t;

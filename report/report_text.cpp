@@ -12,6 +12,24 @@ std::string counted(std::size_t n, const std::string& singular, const std::strin
 
 }  // namespace
 
+std::size_t non_finite_failures(const Report& report) {
+  std::size_t n = 0;
+  for (const FuzzRecord& r : report.merged.records)
+    n += r.status == CaseStatus::fail && r.non_finite_failure();
+  return n;
+}
+
+const WorstCase* largest_finite_error_over_bound(const Report& report, const DtypeReport** dtype) {
+  const WorstCase* largest = nullptr;
+  for (const DtypeReport& d : report.dtypes)
+    if (d.largest_finite &&
+        (largest == nullptr || less_with_nan_greatest(largest->error_over_bound, d.largest_finite->error_over_bound))) {
+      largest = &*d.largest_finite;
+      if (dtype != nullptr) *dtype = &d;
+    }
+  return largest;
+}
+
 std::string one_line_summary(const Report& report) {
   const MergedCampaigns& m = report.merged;
   std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;
@@ -27,24 +45,17 @@ std::string one_line_summary(const Report& report) {
   if (m.duplicates() > 0 || m.skipped_lines() > 0)
     s += " (" + counted(m.duplicates(), "duplicate", "duplicates") + " dropped, " +
          counted(m.skipped_lines(), "unparsable line", "unparsable lines") + " skipped)";
-  s += ": " + std::to_string(pass) + " pass, " + std::to_string(fail) + " fail, " +
-       std::to_string(out_of_domain) + " out-of-domain, " + std::to_string(not_judged) + " not judged, " +
+  s += ": " + std::to_string(pass) + " pass, " + std::to_string(fail) + " fail";
+  // Whenever there are failures: a NaN or inf failure is in no error/bound below.
+  if (fail > 0) s += " (" + std::to_string(non_finite_failures(report)) + " non-finite)";
+  s += ", " + std::to_string(out_of_domain) + " out-of-domain, " + std::to_string(not_judged) + " not judged, " +
        std::to_string(crash) + " crash";
 
-  const ListedWorstCase* worst = nullptr;
-  const DtypeReport* worst_dtype = nullptr;
-  for (const DtypeReport& d : report.dtypes)
-    if (!d.worst.empty() &&
-        (worst == nullptr || less_with_nan_greatest(worst->worst.error_over_bound,
-                                                    d.worst.front().worst.error_over_bound))) {
-      worst = &d.worst.front();
-      worst_dtype = &d;
-    }
-  if (worst != nullptr) {
-    const FuzzRecord& r = m.records[worst->worst.record];
-    s += "; largest error/bound " + number_text(worst->worst.error_over_bound) + " (" +
-         worst_dtype->stats.dtype + " " + r.impl + " case " + std::to_string(r.index) + " " +
-         worst->worst.tensor + ")";
+  const DtypeReport* dtype = nullptr;
+  if (const WorstCase* largest = largest_finite_error_over_bound(report, &dtype)) {
+    const FuzzRecord& r = m.records[largest->record];
+    s += "; largest finite error/bound " + number_text(largest->error_over_bound) + " (" +
+         dtype->stats.dtype + " " + r.impl + " case " + std::to_string(r.index) + " " + largest->tensor + ")";
   }
   return s;
 }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/verdict.h"
+#include "report/report_text.h"
 
 namespace flashproof::report {
 namespace {
@@ -75,6 +76,7 @@ json::Value tensor_json(const TensorStats& t) {
   j["error_over_bound"] = histogram_json(t.error_over_bound);
   j["unbounded"] = count(t.unbounded);
   j["vacuous"] = count(t.vacuous);
+  j["non_finite_fail"] = count(t.non_finite_fail);
   j["baseline_ratio"] = ratio_json(t.baseline_ratio);
   j["regression_margin"] = ratio_json(t.regression_margin);
   return j;
@@ -87,6 +89,7 @@ json::Value impl_json(const ImplStats& s) {
   j["status"] = verdicts(s.pass, s.fail, s.out_of_domain, s.not_judged);
   j["status"][case_status_name(CaseStatus::crash)] = count(s.crash);
   j["not_in_domain"] = count(s.not_in_domain);
+  j["non_finite_fail"] = count(s.non_finite_fail);
   json::Value tensors = json::Value::array();
   for (const TensorStats& t : s.tensors) tensors.push_back(tensor_json(t));
   j["tensors"] = std::move(tensors);
@@ -110,6 +113,9 @@ json::Value worst_json(const ListedWorstCase& w, const FuzzRecord& r) {
   j["tensor"] = w.worst.tensor;
   j["error_over_bound"] = w.worst.error_over_bound;
   j["max_ulps"] = number(w.worst.max_ulps);
+  j["finite_error_over_bound"] = number(w.worst.finite_error_over_bound);
+  j["nan_mismatch"] = count(w.worst.nan_mismatch);
+  j["inf_mismatch"] = count(w.worst.inf_mismatch);
   j["case_file"] = w.case_file;
   j["replay"] = w.replay;
   return j;
@@ -121,6 +127,10 @@ json::Value failure_json(const FuzzRecord& r) {
   for (const TensorResult& t : r.tensors)
     if (t.verdict == Verdict::fail) failed.push_back(t.name);
   j["failed_tensors"] = std::move(failed);
+  json::Value non_finite = json::Value::array();
+  for (const TensorResult& t : r.tensors)
+    if (r.non_finite_failure(t)) non_finite.push_back(t.name);
+  j["non_finite_tensors"] = std::move(non_finite);
   j["error"] = r.error;
   j["failure_file"] = r.failure_file;
   j["replay"] = r.replay;
@@ -154,6 +164,11 @@ json::Value results_json(const Report& report) {
   j["skipped_lines"] = count(merged.skipped_lines());
   j["duplicates"] = count(merged.duplicates());
   j["warnings"] = merged.warnings;
+  j["summary"] = one_line_summary(report);
+  j["non_finite_fail"] = count(non_finite_failures(report));
+  const WorstCase* largest = largest_finite_error_over_bound(report);
+  j["largest_finite_error_over_bound"] =
+      largest != nullptr ? json::Value(largest->error_over_bound) : json::Value(nullptr);
   json::Value dtypes = json::Value::array();
   for (const DtypeReport& d : report.dtypes) {
     json::Value impls = json::Value::array(), worst = json::Value::array(), failed = json::Value::array();
@@ -163,6 +178,8 @@ json::Value results_json(const Report& report) {
     json::Value dj = json::Value::object();
     dj["dtype"] = d.stats.dtype;
     dj["records"] = count(d.stats.records);
+    dj["largest_finite_error_over_bound"] =
+        d.largest_finite ? json::Value(d.largest_finite->error_over_bound) : json::Value(nullptr);
     dj["impls"] = std::move(impls);
     dj["worst_cases"] = std::move(worst);
     dj["failures"] = std::move(failed);

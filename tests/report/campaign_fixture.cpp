@@ -25,12 +25,14 @@ std::string case_seed(const RecordSpec& r) { return std::to_string(1000 + r.inde
 
 bool has_backward(const RecordSpec& r) { return r.tensors.size() > 2; }
 
-std::string metrics(double ulps, double rel, double abs, long long nan_mismatch = 0) {
+std::string metrics(double ulps, double rel, double abs, long long nan_mismatch = 0,
+                    long long inf_mismatch = 0) {
   return "{\"count\": 320, \"max_abs\": " + g17(abs) + ", \"max_rel\": " + g17(rel) +
          ", \"rel_floor\": 0.00074467321940054, \"normwise_rel\": 0.00028375801335389861, "
          "\"max_ulps\": " +
          g17(ulps) +
-         ", \"nan_mismatch\": " + std::to_string(nan_mismatch) + ", \"inf_mismatch\": 0, \"above_tolerance\": 0, "
+         ", \"nan_mismatch\": " + std::to_string(nan_mismatch) +
+         ", \"inf_mismatch\": " + std::to_string(inf_mismatch) + ", \"above_tolerance\": 0, "
          "\"nonfinite_reference\": 0, \"worst_index\": [0, 13, 0, 4], \"worst_value\": "
          "1.0458984375, \"worst_reference\": 1.0464981624723484}";
 }
@@ -46,7 +48,8 @@ std::string tensor(const TensorSpec& t) {
          "\"inf_within_bound\": 0, \"max_bound\": 0.0015059282413822277, "
          "\"max_error_over_bound\": " +
          g17(t.error_over_bound) +
-         "}, \"reasons\": [], \"errors\": " + metrics(t.max_ulps, t.max_rel, t.max_abs) +
+         "}, \"reasons\": [], \"errors\": " +
+         metrics(t.max_ulps, t.max_rel, t.max_abs, t.nan_mismatch, t.inf_mismatch) +
          ", \"baseline_errors\": " + metrics(t.max_ulps, t.max_rel, t.baseline_max_abs, t.baseline_nan) + "}";
 }
 

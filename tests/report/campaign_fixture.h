@@ -19,6 +19,10 @@ struct TensorSpec {
   bool regression = false;  // the check's rule-3 flag
   long long baseline_nan = 0;  // elements where the naive baseline is NaN (baseline_errors.nan_mismatch)
   long long unbounded = 0;     // of the 320 compared elements, those with no finite bound
+  // Of the 320 compared elements, those returned NaN where the exact value is not NaN
+  // (errors.nan_mismatch), and inf where it is finite (errors.inf_mismatch): left out of every
+  // finite error above, as the check leaves them out.
+  long long nan_mismatch = 0, inf_mismatch = 0;
   double tolerance = 0.0019441231640973243;  // rule 3's
   bool regression_applies = true;
 };

@@ -16,8 +16,8 @@ TEST_F(StandardReport, PrintsWhereTheReportIsAndOneSummaryLine) {
             "report: " + (dir / "out") +
                 "/index.html\n"
                 "14 records from 2 inputs (1 duplicate dropped, 1 unparsable line skipped): "
-                "9 pass, 2 fail, 2 out-of-domain, 0 not judged, 1 crash; largest error/bound inf "
-                "(fp16 fa2 case 6 O)\n");
+                "9 pass, 2 fail (0 non-finite), 2 out-of-domain, 0 not judged, 1 crash; largest finite "
+                "error/bound inf (fp16 fa2 case 6 O)\n");
   // The truncated last line of shard0 is reported as a warning, on err.
   EXPECT_NE(run.err.find("shard0/cases.jsonl line 7: skipped: invalid JSON"), std::string::npos)
       << run.err;
@@ -207,9 +207,10 @@ TEST_F(StandardReport, SummaryAndPageShowTheSameNumbers) {
     const bool is_md = page == &md;
     const std::string cell = is_md ? " | " : "</td><td class=\"number\">";
     const std::string alert = is_md ? " | " : "</td><td class=\"number alert\">";
-    // fp16 fa2: 5 cases, 1 pass, 2 fail, 1 out-of-domain, 0 not judged, 1 crash, 2 not in domain.
-    EXPECT_NE(page->find("fa2" + cell + "5" + cell + "1" + alert + "2" + cell + "1" + cell + "0" + alert + "1" +
-                         cell + "2"),
+    // fp16 fa2: 5 cases, 1 pass, 2 fail (0 of them non-finite), 1 out-of-domain, 0 not judged,
+    // 1 crash, 2 not in domain.
+    EXPECT_NE(page->find("fa2" + cell + "5" + cell + "1" + alert + "2" + cell + "0" + cell + "1" + cell + "0" + alert +
+                         "1" + cell + "2"),
               std::string::npos)
         << (is_md ? "summary.md" : "index.html");
     // fp16 fa2 O: 4 cases (1 pass, 2 fail, 1 ood, 0 not judged, 1 reporting rule 3), ULPs max inf,
