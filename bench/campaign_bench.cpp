@@ -104,7 +104,7 @@ int main(int argc, char** argv) {
     for (std::uint64_t i = 0; i < cases; ++i) {
       const Case c = fuzz::campaign_case(spec, i, impl);
       const std::string kind = fuzz::generate_case(spec.generator, i).kind;
-      if (!find_implementation(impl)->unsupported_reason(c.problem, c.backward).empty()) {
+      if (!refusal(*find_implementation(impl), c.problem, c.backward).empty()) {
         ++skipped;
         continue;
       }

@@ -27,6 +27,12 @@ int run_fuzz_command(FuzzCommand command) {
     for (const auto& [impl, n] : r.unsupported) std::cout << sep << impl << " " << n, sep = ", ";
     std::cout << "\n";
   }
+  if (!r.fitted.empty()) {
+    std::cout << "fuzz: fitted into the implementation's declared support (drawn, then moved):";
+    const char* sep = " ";
+    for (const auto& [impl, n] : r.fitted) std::cout << sep << impl << " " << n, sep = ", ";
+    std::cout << "\n";
+  }
   for (const std::string& f : r.failure_files)
     std::cout << "fuzz: failure saved: flashproof replay " << fuzz::shell_quoted(f) << "\n";
   std::cout << "fuzz: results in " << printable(spec.out + "/cases.jsonl") << "; report: flashproof report "

@@ -19,7 +19,7 @@ namespace {
 int replay_property(const CaseFile& cf, AttentionImpl& impl, bool json) {
   const properties::Property* property = properties::find_property(cf.property);
   if (!property) throw UsageError("unknown property '" + cf.property + "' in the case file");
-  if (const std::string e = impl.unsupported_reason(cf.c.problem, cf.c.backward); !e.empty())
+  if (const std::string e = refusal(impl, cf.c.problem, cf.c.backward); !e.empty())
     throw UsageError(impl.name() + " does not support this case: " + e);
   const properties::Outcome o = property->check(impl, cf.c);
   if (json) {

@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "core/output_sample.h"
 #include "core/problem.h"
+#include "core/support.h"
 #include "core/tensor.h"
 
 namespace flashproof {
@@ -82,8 +84,12 @@ class AttentionImpl {
   virtual std::string description() const = 0;
   // "host", "gpu" or "emulated".
   virtual std::string where() const = 0;
-  // Empty when the problem is supported; otherwise one line saying why not. The harness asks only
-  // about valid problems (a ValidProblem's, core/problem.h), once per check.
+  // What it declares it computes (core/support.h): the generators fit their problems into it and
+  // the harness never runs it outside it. Default: everything.
+  virtual Support declared_support() const { return {}; }
+  // Empty when the problem is supported; otherwise one line saying why not: what the declaration
+  // cannot say (a workspace limit, say). The harness asks only about valid problems inside the
+  // declared support (a ValidProblem's, core/problem.h), once per check, through refusal() below.
   virtual std::string unsupported_reason(const Problem& p, bool backward) const = 0;
   // True when the backward gives bitwise identical results run after run (no atomics in a
   // varying order); the determinism properties hold such implementations to it.
@@ -98,5 +104,18 @@ class AttentionImpl {
   virtual void forward(const Problem& p, const ForwardArgs& a) = 0;
   virtual void backward(const Problem& p, const BackwardArgs& a) = 0;
 };
+
+// Thrown by forward() or backward() for a problem the implementation refuses when it runs (a Python
+// callable raising flashproof.Unsupported): the case is `unsupported`, not a crash.
+struct RefusedAtRunTime : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Why impl does not run p: outside its declared support, or its own unsupported_reason; empty when
+// it runs it. The one question every route asks.
+inline std::string refusal(const AttentionImpl& impl, const Problem& p, bool backward) {
+  if (std::string e = unsupported_by(impl.declared_support(), p, backward); !e.empty()) return e;
+  return impl.unsupported_reason(p, backward);
+}
 
 }  // namespace flashproof

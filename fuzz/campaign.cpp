@@ -95,6 +95,10 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   SharedCaseFiles shared(spec);
 
   const auto record = [&](const CampaignTask& t, CaseOutcome o) {
+    if (o.refused) {  // refused when it ran: counted like a declared refusal, no record
+      unsupported(t.impl);
+      return;
+    }
     SavedFailure failure;
     if (o.status == CaseStatus::fail || o.status == CaseStatus::crash) {
       failure = save_failure(spec, t, o);
@@ -149,6 +153,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   result.out_of_domain = log.count(CaseStatus::out_of_domain);
   result.not_judged = log.count(CaseStatus::not_judged);
   result.crash = log.count(CaseStatus::crash);
+  result.fitted = schedule.fitted();
   write_end_marker(spec, log.records());
   return result;
 }

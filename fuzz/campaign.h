@@ -23,6 +23,9 @@ struct CampaignResult {
   // (case, implementation) pairs this run passed over because the implementation does not run
   // the case (a dtype or head dim it lacks), per implementation; no record is written for them.
   std::map<std::string, std::uint64_t> unsupported;
+  // Cases this run handed to an implementation after fitting their problem into its declared
+  // support (core/support.h fit_to_support), per implementation: drawn, then moved, never dropped.
+  std::map<std::string, std::uint64_t> fitted;
 };
 
 // Throws std::invalid_argument (one line) for a spec that cannot run (check_campaign_spec), a

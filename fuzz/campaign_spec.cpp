@@ -43,7 +43,8 @@ void check_campaign_spec(const CampaignSpec& spec) {
     for (DType t : spec.generator.dtypes) {
       Problem p;
       p.dtype = t;
-      runs_one = runs_one || impl->unsupported_reason(p, false).empty();
+      fit_to_support(p, impl->declared_support());  // a dtype is asked about on a shape it declares
+      runs_one = runs_one || refusal(*impl, p, false).empty();
     }
     if (!runs_one) throw std::invalid_argument(name + " runs none of the dtypes asked");
   }
@@ -61,11 +62,14 @@ Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::str
   return case_for(generate_case(spec.generator, index).c, impl);
 }
 
-Case case_for(Case c, const std::string& impl) {
+Case case_for(Case c, const std::string& impl, bool* fitted) {
   c.impl = impl;
   const AttentionImpl* base = find_implementation(impl);
   const AttentionImpl* variant = base == nullptr ? nullptr : tile_variant(*base);
   if (variant != nullptr && derive(c.seed, kTileSetStream) % 4 == 0) c.impl = variant->name();
+  const AttentionImpl* target = find_implementation(c.impl);
+  const bool moved = target != nullptr && fit_to_support(c.problem, target->declared_support());
+  if (fitted != nullptr) *fitted = moved;
   return c;
 }
 

@@ -61,7 +61,9 @@ CheckOptions campaign_check_options(const CampaignSpec& spec, const Case& c);
 Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl);
 // A generated case as the campaign runs it for `impl`: a quarter of a tiled kernel's cases, drawn
 // from the case's seed, run its other compiled tile set (kernels/registry.h tile_variant): the
-// record keeps `impl`, its case (and so its replay) names the variant.
-Case case_for(Case c, const std::string& impl);
+// record keeps `impl`, its case (and so its replay) names the variant. The problem is then fitted
+// into what that implementation declares (core/support.h fit_to_support); *fitted says whether it
+// moved.
+Case case_for(Case c, const std::string& impl, bool* fitted = nullptr);
 
 }  // namespace flashproof::fuzz

@@ -55,7 +55,12 @@ CheckRecord check_shared(const Case& c, const CheckOptions& options, const std::
 }  // namespace
 
 std::string check_in_child(const Case& c, const CheckOptions& options, const std::string& shared) {
-  const CheckRecord r = shared.empty() ? run_check(c, options) : check_shared(c, options, shared);
+  CheckRecord r;
+  try {
+    r = shared.empty() ? run_check(c, options) : check_shared(c, options, shared);
+  } catch (const RefusedAtRunTime& e) {  // unsupported, not a crash
+    return json::write(json::Value{{"status", "unsupported"}, {"why", e.what()}});
+  }
   std::string why;
   for (const TensorCheck& t : r.tensors)
     if (why.empty() && !t.reasons.empty()) why = t.name + ": " + t.reasons.front();
@@ -84,6 +89,13 @@ bool read_answer(const std::string& text, CaseOutcome& o) {
     return false;
   }
   if (!answer.is_object()) return false;
+  if (answer.value("status", json::Value()) == json::Value("unsupported")) {
+    const auto why = json::string(answer.value("why", json::Value()));
+    if (!why) return false;
+    o.refused = true;
+    o.why = *why;
+    return true;
+  }
   const json::Value* seconds = json::find(answer, "seconds");
   const json::Value* record = json::find(answer, "record");
   const auto status_name = json::string(answer.value("status", json::Value()));

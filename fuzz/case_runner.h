@@ -12,6 +12,9 @@ namespace flashproof::fuzz {
 
 struct CaseOutcome {
   CaseStatus status = CaseStatus::crash;  // the check's verdict, or crash
+  // The implementation refused the case when it ran (core/attention_impl.h RefusedAtRunTime):
+  // unsupported, no record; `why` says why, status is meaningless.
+  bool refused = false;
   std::string why;           // fail: the first reason; crash: what ended the process
   json::Value record;        // the check's record (harness/check.h's to_json); null for a crash
   std::string where;         // the record's case.where (host, gpu, emulated); empty for a crash
@@ -28,7 +31,8 @@ CaseOutcome run_case_isolated(const Case& c, const CheckOptions& options, const 
 // The two halves of run_case_isolated, for callers that run several children at once: the work
 // a child does (the check) and the outcome read from the child's end. The child answers with one
 // JSON object, {"status", "why", "logit_scale", "seconds": {"impl", "reference", "bounds"},
-// "record"}, which outcome_of parses once; an answer it cannot read makes the outcome a crash.
+// "record"} (or {"status": "unsupported", "why"} for a refusal at run time), which outcome_of
+// parses once; an answer it cannot read makes the outcome a crash.
 // `shared`: empty, or a file through which the implementations of one case share its prepared
 // context (harness/case_context_file.h): loaded when it holds this case, else prepared (with the
 // naive baseline) and saved there.

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "fuzz/shell_quote.h"
+#include "fuzz/failure_signature.h"
 #include "fuzz/shrink.h"
 #include "harness/case_file.h"
 
@@ -20,8 +21,10 @@ SavedFailure save_failure(const CampaignSpec& spec, const CampaignTask& t, const
     const ShrinkResult s = shrink_case(t.c, o, t.options, (fs::path(spec.out) / ".work" / "shrink").string(),
                                        std::min(spec.case_timeout, 120.0));
     saved = s.c;
-    note += "; shrunk in " + std::to_string(s.attempts) + " attempts to " + s.c.problem.describe() +
-            (s.outcome.why.empty() ? "" : ": " + s.outcome.why);
+    // The failure kept (the shrinker's target) first: the shrunk outcome's first reason can be
+    // another rule the smaller case also breaks.
+    note += "; shrunk in " + std::to_string(s.attempts) + " attempts to " + s.c.problem.describe() + ", keeping " +
+            describe(s.target) + (s.outcome.why.empty() ? "" : ": " + s.outcome.why);
   }
   SavedFailure f;
   f.file = "failures/" + t.impl + "-" + std::to_string(t.index) + ".json";

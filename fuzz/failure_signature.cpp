@@ -167,6 +167,7 @@ std::string describe(const FailureTarget& t) {
 }
 
 bool keeps_failure(const FailureTarget& target, const CaseOutcome& candidate) {
+  if (candidate.refused) return false;  // refused when it ran: unsupported, not this failure
   if (candidate.status != target.status) return false;
   if (target.crash) return crash_of(candidate.why) == *target.crash;
   if (target.tensor) return failure_signature(candidate).includes(*target.tensor);

@@ -24,11 +24,15 @@ std::optional<CampaignTask> TaskSchedule::next(const std::function<bool()>& time
     }
     if (log_.done(index, impl)) continue;
     const FuzzCase f = generate_case(spec_.generator, index);
-    const Case c = case_for(f.c, impl);
-    if (!find_implementation(c.impl)->unsupported_reason(c.problem, c.backward).empty()) {
+    // Fitted into what the implementation declares (core/support.h), counted; what is still
+    // outside it, or refused by the implementation itself, is counted unsupported.
+    bool fitted = false;
+    const Case c = case_for(f.c, impl, &fitted);
+    if (!refusal(*find_implementation(c.impl), c.problem, c.backward).empty()) {
       unsupported(impl);
       continue;
     }
+    if (fitted) ++fitted_[impl];
     return CampaignTask{index, impl, c, f.kind, campaign_check_options(spec_, c)};
   }
   return std::nullopt;

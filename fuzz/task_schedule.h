@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -33,11 +34,15 @@ class TaskSchedule {
   // Whether every task of case `index` has been handed out (the schedule has moved past it).
   bool past(std::uint64_t index) const { return index < next_index_; }
 
+  // Per implementation: the cases handed out after fitting their problem into its declared support.
+  const std::map<std::string, std::uint64_t>& fitted() const { return fitted_; }
+
  private:
   const CampaignSpec& spec_;
   const ResultsLog& log_;
   std::uint64_t next_index_;
   std::size_t next_impl_ = 0;
+  std::map<std::string, std::uint64_t> fitted_;
 };
 
 // The records a --cases campaign's run still has to produce, given the records cases.jsonl holds:

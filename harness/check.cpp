@@ -62,7 +62,7 @@ std::string domain_violation(const reference::DenseInputs& in) {
 const OutputSample* wanted(const CaseContext& ctx) { return ctx.sample ? &*ctx.sample : nullptr; }
 
 void require_supported(const AttentionImpl& impl, const ValidProblem& p, bool backward) {
-  if (const std::string e = impl.unsupported_reason(p, backward); !e.empty())
+  if (const std::string e = refusal(impl, p, backward); !e.empty())
     throw std::invalid_argument(impl.name() + " does not support this case: " + e);
 }
 

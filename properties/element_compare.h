@@ -31,6 +31,13 @@ std::string exact(double x);       // %.9g
 
 // Element `i` of `actual` must have the bits of element map(i) of `expected`; the first mismatch
 // is the reason (empty when none).
+// Said with every bitwise mismatch: the property asks for equal bits, not for accuracy, so a
+// reader can tell a 1-ulp difference from a wrong result.
+inline constexpr const char* kBitwiseNote =
+    "; this property demands bitwise equality (an implementation whose rounding of a row depends on "
+    "other rows, the batch or the loop tail may differ by an ulp and still be within its bound: "
+    "docs/properties.md)";
+
 template <class Map>
 std::string bitwise_mismatch(const char* name, const HostTensor& actual, const HostTensor& expected, Map map) {
   std::string why;
@@ -38,7 +45,9 @@ std::string bitwise_mismatch(const char* name, const HostTensor& actual, const H
     if (!why.empty()) return;
     const std::uint32_t a = bits_at(actual, i), e = bits_at(expected, map(i));
     if (a != e)
-      why = std::string(name) + " not bitwise equal at " + where(name, i, actual.rank()) + ": " + hex(a) + " vs " + hex(e);
+      why = std::string(name) + " not bitwise equal at " + where(name, i, actual.rank()) + ": " + hex(a) + " (" +
+            exact(value_at(actual, i)) + ") vs " + hex(e) + " (" + exact(value_at(expected, map(i))) + ")" +
+            kBitwiseNote;
   });
   return why;
 }

@@ -32,7 +32,7 @@ double max_difference(const HostTensor& a, const HostTensor& b) {
 
 Outcome matches_fa2(AttentionImpl& impl, const Case& c, const CheckRecord& record) {
   AttentionImpl* fa2 = find_implementation("fa2");
-  if (fa2 == nullptr || !fa2->unsupported_reason(c.problem, c.backward).empty()) return holds_with("not judged (no fa2)");
+  if (fa2 == nullptr || !refusal(*fa2, c.problem, c.backward).empty()) return holds_with("not judged (no fa2)");
   const Inputs in = inputs_of(c);
   const Outputs a = run_implementation(impl, c.problem, c.backward, in);
   const Outputs b = run_implementation(*fa2, c.problem, c.backward, in);

@@ -73,7 +73,8 @@ GenLimits limits_for(const AttentionImpl& impl, bool backward) {
   for (DType t : {DType::fp16, DType::bf16, DType::fp32}) {
     Problem p;
     p.dtype = t;
-    if (impl.unsupported_reason(p, backward).empty()) limits.dtypes.push_back(t);
+    fit_to_support(p, impl.declared_support());  // a dtype is asked about on a shape it declares
+    if (refusal(impl, p, backward).empty()) limits.dtypes.push_back(t);
   }
   return limits;
 }

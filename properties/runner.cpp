@@ -43,12 +43,20 @@ PropertyRun run_property(const Property& property, AttentionImpl& impl, const st
     AttentionImpl& judged = alternate ? *variant : impl;
     c.impl = judged.name();
     RC_CLASSIFY(alternate, "alternate tiles");
-    RC_PRE(judged.unsupported_reason(c.problem, c.backward).empty());
+    // Drawn, then fitted into what the implementation declares (core/support.h): counted in the
+    // coverage report, never dropped; what is still outside it (a dtype, the backward) is discarded.
+    const Problem drawn = c.problem;
+    const bool fitted = fit_to_support(c.problem, judged.declared_support());
+    RC_CLASSIFY(fitted, "fitted to the declared support");
+    RC_PRE(!fitted || c.problem.seqlen_k >= limits.min_seqlen_k || drawn.seqlen_k < limits.min_seqlen_k);
+    RC_PRE(refusal(judged, c.problem, c.backward).empty());
     const std::vector<std::string> tags = case_tags(c);
     RC_TAG(tags[1], tags[4]);  // mask kind and distribution: the coverage report
     Outcome o;
     try {
       o = property.check(judged, c);
+    } catch (const RefusedAtRunTime& e) {  // refused when it ran: unsupported, not a failure
+      RC_DISCARD(std::string("refused at run time: ") + e.what());
     } catch (const std::exception& e) {
       o = Outcome{false, std::string("threw: ") + e.what(), {}};
     }

@@ -22,7 +22,7 @@ namespace flashproof::properties::checks {
 Outcome tile_independence(AttentionImpl& impl, const Case& c) {
   const std::unique_ptr<AttentionImpl> alternate = impl.with_alternate_tiles();
   if (alternate == nullptr) return fail(impl.name() + " offers no alternate tile shapes");
-  if (std::string why = alternate->unsupported_reason(c.problem, c.backward); !why.empty())
+  if (std::string why = refusal(*alternate, c.problem, c.backward); !why.empty())
     return fail("the alternate tiles refuse a case the shipped ones take: " + why);
   const Outcome alone = differential(*alternate, c);
   if (!alone.holds) return fail(alternate->name() + ": " + alone.why);

@@ -40,6 +40,7 @@ class DtypeSelection final : public AttentionImpl {
     return inner_.unsupported_reason(p, backward);
   }
   bool bitwise_reproducible_backward() const override { return inner_.bitwise_reproducible_backward(); }
+  Support declared_support() const override { return inner_.declared_support(); }
   ArithmeticModel arithmetic_model() const override { return inner_.arithmetic_model(); }
   GqaGradientReduction gqa_gradient_reduction() const override { return inner_.gqa_gradient_reduction(); }
   std::unique_ptr<AttentionImpl> with_alternate_tiles() const override { return inner_.with_alternate_tiles(); }
@@ -78,7 +79,8 @@ std::vector<DType> taken_dtypes(const AttentionImpl& impl) {
   for (DType t : {DType::fp16, DType::bf16, DType::fp32}) {
     Problem p;
     p.dtype = t;
-    if (impl.unsupported_reason(p, false).empty()) out.push_back(t);
+    fit_to_support(p, impl.declared_support());  // a dtype is asked about on a shape it declares
+    if (refusal(impl, p, false).empty()) out.push_back(t);
   }
   return out;
 }
@@ -184,7 +186,8 @@ std::vector<DType> suite_dtypes(const AttentionImpl& impl, const SuiteOptions& o
   for (DType t : o.dtypes) {
     Problem p;
     p.dtype = t;
-    if (const std::string why = impl.unsupported_reason(p, false); !why.empty())
+    fit_to_support(p, impl.declared_support());
+    if (const std::string why = refusal(impl, p, false); !why.empty())
       throw std::invalid_argument("dtypes: " + impl.name() + " does not take " + std::string(dtype_name(t)) + ": " + why);
   }
   return o.dtypes;

@@ -153,6 +153,16 @@ class FlashAttention final : public AttentionImpl {
     return std::make_unique<FlashAttention>(std::move(alternate));
   }
 
+  // The declaration (core/support.h); which head-dim buckets this build compiled, and the grid's
+  // limits on batch and heads, stay in unsupported_reason (a narrowed build is not a property of
+  // the kernel).
+  Support declared_support() const override {
+    Support s;
+    s.dtypes = {DType::fp16, DType::bf16};
+    s.max_seqlen_q = s.max_seqlen_k = std::int64_t{1} << 29;
+    return s;
+  }
+
   std::string unsupported_reason(const Problem& p, bool) const override {
     const kernels::FlashKernelLimits& limits = *entry_.limits;
     const std::string name = limits.name;

@@ -6,7 +6,8 @@ verdicts, bounds and case files are the same. See python/README.md.
 from ._api import CallableError, check, fuzz, implementations, replay
 from ._case import Case, CertifiedTensor, Reference, generate_case, read_case
 from ._params import Params
+from ._support import Support, Unsupported
 from . import properties
 
 __all__ = ["Case", "CallableError", "CertifiedTensor", "Params", "Reference", "check", "fuzz", "generate_case",
-           "implementations", "properties", "read_case", "replay"]
+           "implementations", "properties", "read_case", "replay", "Support", "Unsupported"]

@@ -6,6 +6,7 @@ import os
 from . import _arrays, _core
 from ._case import Case, _integer, read_case
 from ._params import Params
+from ._support import Unsupported, _support_json
 
 _TENSORS = ("numpy", "torch")
 
@@ -37,6 +38,8 @@ def _make_runner(forward, backward, tensors, device, label):
                   for data, (_, t, shape) in zip(inputs, specs)]
         try:
             result = function(*arrays, params)
+        except Unsupported:  # a refusal, not an error of the callable: unsupported, never a crash
+            raise
         except Exception as e:
             raise CallableError(f"{label} {direction} raised {type(e).__name__}: {_one_line(e)}") from e
         names = ", ".join(name for name, _, _ in outputs)
@@ -78,15 +81,17 @@ def _settings(forward, backward, tensors, device, dtypes, model, gqa):
     return dtypes
 
 
-def _implementation(forward, backward, name, tensors, device, dtypes, model, gqa):
+def _implementation(forward, backward, name, tensors, device, dtypes, model, gqa, support=None):
     """A built-in implementation's name, or a fresh C++ implementation wrapping the callables."""
     if isinstance(forward, str):
         if backward is not None:
             raise ValueError("backward must be None when forward names a built-in implementation")
+        if support is not None:
+            raise ValueError("support is declared by a built-in implementation itself")
         return forward
     dtypes = _settings(forward, backward, tensors, device, dtypes, model, gqa)
     label = f"python:{name}"
-    return _core.Implementation(label, backward is not None, dtypes, model, gqa,
+    return _core.Implementation(label, backward is not None, dtypes, model, gqa, _support_json(support),
                                 _make_runner(forward, backward, tensors, device, label))
 
 
@@ -99,20 +104,23 @@ def _as_case(case):
 
 
 def check(forward, case, backward=None, *, model="flash", gqa="group_sum", tensors="numpy", device=None,
-          dtypes=None, reference="fast", threads=0, name="callable", max_work=None, max_memory_gib=None):
+          dtypes=None, reference="fast", threads=0, name="callable", max_work=None, max_memory_gib=None,
+          support=None):
     """Checks an implementation on one case; returns the record `flashproof check --json` prints.
 
     forward(q, k, v, params) -> (o, lse); backward(q, k, v, o, lse, dout, params) -> (dq, dk, dv),
     or forward as the name of a built-in implementation ("naive", "fa2", "fa1", ...). model and gqa
     choose the arithmetic the rigorous bound assumes (core/attention_impl.h). A case costing more than
     max_work multiply-adds (default 2^36) or max_memory_gib (default: this machine's memory) is
-    refused with ValueError before anything runs, as `flashproof check` refuses it.
+    refused with ValueError before anything runs, as `flashproof check` refuses it. support: what
+    the kernel computes (flashproof.Support); a case outside it is refused with ValueError, and
+    flashproof.Unsupported raised by the callable reaches the caller.
     """
     case = _as_case(case)
     _core.check_case_cost(case._box, case.backward, max_work, max_memory_gib)
     if case.backward and backward is None and not isinstance(forward, str):
         raise ValueError("the case runs the backward: give backward=... (or case.with_backward(False))")
-    impl = _implementation(forward, backward, name, tensors, device, dtypes, model, gqa)
+    impl = _implementation(forward, backward, name, tensors, device, dtypes, model, gqa, support)
     try:
         text = _core.check(case._box, impl, False, reference, _integer("threads", threads, high=4096))
     finally:
@@ -122,7 +130,7 @@ def check(forward, case, backward=None, *, model="flash", gqa="group_sum", tenso
 
 
 def replay(forward, file, backward=None, *, model="flash", gqa="group_sum", tensors="numpy", device=None,
-           threads=0, max_work=None, max_memory_gib=None):
+           threads=0, max_work=None, max_memory_gib=None, support=None):
     """Re-runs a saved case file on the implementation with its saved check options.
 
     A plain case gives check's record; a property's failure (properties.run, testing) gives
@@ -133,7 +141,7 @@ def replay(forward, file, backward=None, *, model="flash", gqa="group_sum", tens
     if case.backward and backward is None and not isinstance(forward, str):
         raise ValueError(f"case file {file} runs the backward: give backward=...")
     impl = _implementation(forward, backward, case.impl.removeprefix("python:") or "callable", tensors, device,
-                           None, model, gqa)
+                           None, model, gqa, support)
     try:
         if case.property:
             holds, why = _core.replay_property(case._box, impl)
@@ -146,13 +154,15 @@ def replay(forward, file, backward=None, *, model="flash", gqa="group_sum", tens
 
 def fuzz(forward, backward=None, *, out, seed=0, cases=None, minutes=None, dtypes=("fp16", "bf16"), name="callable",
          max_seqlen=512, max_work=2**21, case_timeout=600, shrink=True, progress=True, model="flash",
-         gqa="group_sum", tensors="numpy", device=None):
+         gqa="group_sum", tensors="numpy", device=None, support=None):
     """A fuzz campaign (docs/fuzz.md) over the implementation, registered as "python:<name>".
 
     Each case runs in a forked child (one at a time); a crash, a hang past case_timeout or an
     exception of the callable is a crash record. Failures are shrunk and saved as case files
     (returned in failure_files; flashproof.replay re-runs them). `flashproof report OUT --out DIR`
-    reads the directory. Returns the counts over all records of OUT.
+    reads the directory. Returns the counts over all records of OUT, with "fitted" (cases moved into
+    the declared support, flashproof.Support) and "unsupported" (cases the callable refused by
+    raising flashproof.Unsupported, or outside the support after fitting: no record) of this run.
     """
     if (cases is None) == (minutes is None):
         raise ValueError("give exactly one of cases=N and minutes=M")
@@ -175,7 +185,7 @@ def fuzz(forward, backward=None, *, out, seed=0, cases=None, minutes=None, dtype
             raise ValueError(f"name must be a non-empty word without spaces, '/' or ',', got {name!r}")
         _settings(forward, backward, tensors, device, dtypes, model, gqa)
         label = f"python:{name}"
-        impl = _core.register(label, backward is not None, dtypes, model, gqa,
+        impl = _core.register(label, backward is not None, dtypes, model, gqa, _support_json(support),
                               _make_runner(forward, backward, tensors, device, label))
         direction = "forward" if backward is None else "both"
     try:

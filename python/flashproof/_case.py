@@ -100,7 +100,7 @@ class Case(ProblemShapes):
 
     def __getattr__(self, name):
         if name in ("batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "dtype", "scale", "softmax_scale",
-                    "distribution", "seed", "backward", "kind", "note", "property", "impl"):
+                    "distribution", "seed", "backward", "kind", "note", "property", "impl", "fitted"):
             return getattr(self._box, name)
         raise AttributeError(name)
 
@@ -162,13 +162,15 @@ class Case(ProblemShapes):
         return self._box.to_json(note)
 
 
-def generate_case(seed, index, dtype=None, backward=None, max_seqlen=512, max_work=2**21):
+def generate_case(seed, index, dtype=None, backward=None, max_seqlen=512, max_work=2**21, support=None):
     """Case `index` of the fuzz campaign with this seed (fuzz/case_generator.h): the same case
     `flashproof fuzz --seed SEED` runs at that index with the same settings.
 
     dtype: one dtype or a list (default fp16 and bf16, the campaign's); backward: None lets the
-    generator choose as a campaign over both directions does, True/False forces it.
+    generator choose as a campaign over both directions does, True/False forces it. support
+    (flashproof.Support): the case is fitted into it; Case.fitted says whether it moved.
     """
+    from ._support import _support_json
     if dtype is None:
         dtypes = ["fp16", "bf16"]
     elif isinstance(dtype, str):
@@ -178,7 +180,7 @@ def generate_case(seed, index, dtype=None, backward=None, max_seqlen=512, max_wo
     direction = "both" if backward is None else ("backward" if backward else "forward")
     box = _core.generate_case(_integer("seed", seed, high=_UINT64_MAX), _integer("index", index, high=_UINT64_MAX),
                               dtypes, direction, _integer("max_seqlen", max_seqlen, low=1),
-                              _integer("max_work", max_work, low=1))
+                              _integer("max_work", max_work, low=1), _support_json(support))
     return Case._wrap(box)
 
 

@@ -19,7 +19,7 @@ def names():
 
 
 def run(forward, backward=None, names=None, cases=100, seed=None, *, case_dir=None, name="callable",
-        model="flash", gqa="group_sum", tensors="numpy", device=None, dtypes=None):
+        model="flash", gqa="group_sum", tensors="numpy", device=None, dtypes=None, support=None):
     """Runs the properties (default: every one that applies; without backward, forward cases only
     and no gradient properties) with `cases` successful cases each. Case sizes are those of the
     suite's non-host implementations (sequences up to 160, work up to 2^20).
@@ -28,8 +28,11 @@ def run(forward, backward=None, names=None, cases=100, seed=None, *, case_dir=No
     case_file (the shrunk counterexample, saved in case_dir, default $FLASHPROOF_CASE_DIR or
     ./failed-cases), reproduce (RC_PARAMS="reproduce=..." re-runs the search when set in the
     environment before the first run), counterexample (a flashproof.Case) and replay (the call).
+    support (flashproof.Support): generated cases are fitted into it (the message's class "fitted to
+    the declared support" counts them); a case the callable refuses by raising
+    flashproof.Unsupported is discarded, not failed.
     """
-    impl = _api._implementation(forward, backward, name, tensors, device, dtypes, model, gqa)
+    impl = _api._implementation(forward, backward, name, tensors, device, dtypes, model, gqa, support)
     has_backward = backward is not None or isinstance(forward, str)
     try:
         if names is None:

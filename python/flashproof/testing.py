@@ -20,16 +20,20 @@ import pytest
 
 from . import _api, properties
 from ._case import generate_case
+from ._support import Unsupported
 
 
 def case_dir():
     return os.environ.get("FLASHPROOF_CASE_DIR") or "failed-cases"
 
 
-def cases(count, seed=0, dtype=None, backward=None, max_seqlen=128, max_work=2**18):
+def cases(count, seed=0, dtype=None, backward=None, max_seqlen=128, max_work=2**18, support=None):
     """The first `count` cases of the fuzz campaign with this seed, small by default (for
-    pytest.mark.parametrize; ids=str gives each its description)."""
-    return [generate_case(seed, index, dtype=dtype, backward=backward, max_seqlen=max_seqlen, max_work=max_work)
+    pytest.mark.parametrize; ids=str gives each its description). support (flashproof.Support):
+    each case is fitted into it, never dropped (Case.fitted says which moved: count them with
+    sum(c.fitted for c in cases))."""
+    return [generate_case(seed, index, dtype=dtype, backward=backward, max_seqlen=max_seqlen, max_work=max_work,
+                          support=support)
             for index in range(count)]
 
 
@@ -39,8 +43,12 @@ def _name(f):
 
 def assert_check(forward, case, backward=None, *, allow_regression=True, **options):
     """flashproof.check on the case; fails the test (saving the case) when the verdict is fail,
-    or on an accuracy regression (rule 3) with allow_regression=False. Returns the record."""
-    record = _api.check(forward, case, backward=backward, **options)
+    or on an accuracy regression (rule 3) with allow_regression=False; skips it when the callable
+    raises flashproof.Unsupported (the case is unsupported, never a pass). Returns the record."""
+    try:
+        record = _api.check(forward, case, backward=backward, **options)
+    except Unsupported as e:
+        pytest.skip(f"unsupported by {_name(forward)}: {e}")
     regression = not allow_regression and record.get("regression", False)
     if record["verdict"] != "fail" and not regression:
         return record

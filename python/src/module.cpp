@@ -17,6 +17,7 @@
 #include "harness/case_file.h"
 #include "harness/check.h"
 #include "harness/check_render.h"
+#include "harness/support_record.h"
 #include "kernels/registry.h"
 #include "properties/runner.h"
 #include "python_attention.h"
@@ -34,7 +35,14 @@ struct CaseBox {
   std::string kind;
   CheckOptions options;
   std::string note, property;
+  bool fitted = false;  // generated, then fitted into a declared support (core/support.h)
 };
+
+// A declared support from its JSON form (harness/support_record.h); "" declares everything.
+Support support_arg(const std::string& text) {
+  if (text.empty()) return {};
+  return json::parse(text).get<Support>();
+}
 
 DType dtype_arg(const std::string& name) {
   const auto t = parse_dtype(name);
@@ -101,7 +109,8 @@ void check_case_cost(const CaseBox& b, bool backward, std::optional<double> max_
 }
 
 CaseBox generate(std::uint64_t seed, std::uint64_t index, const std::vector<std::string>& dtypes,
-                 const std::string& direction, std::int64_t max_seqlen, std::int64_t max_work) {
+                 const std::string& direction, std::int64_t max_seqlen, std::int64_t max_work,
+                 const std::string& support) {
   fuzz::GeneratorSettings s;
   s.seed = seed;
   s.dtypes.clear();
@@ -115,8 +124,9 @@ CaseBox generate(std::uint64_t seed, std::uint64_t index, const std::vector<std:
   if (max_work < 1) throw std::invalid_argument("max_work must be at least 1");
   s.max_seqlen = max_seqlen;
   s.max_work = max_work;
-  const fuzz::FuzzCase f = fuzz::generate_case(s, index);
-  return CaseBox{f.c, f.kind, {}, {}, {}};
+  fuzz::FuzzCase f = fuzz::generate_case(s, index);
+  const bool fitted = fit_to_support(f.c.problem, support_arg(support));
+  return CaseBox{f.c, f.kind, {}, {}, {}, fitted};
 }
 
 CaseBox read_case(const std::string& path) {
@@ -220,7 +230,7 @@ std::pair<bool, std::string> replay_property(const CaseBox& box, nb::handle impl
   const properties::Property* property = properties::find_property(box.property);
   if (!property) throw std::invalid_argument("unknown property '" + box.property + "' in the case file");
   AttentionImpl& target = resolve(impl);
-  if (const std::string e = target.unsupported_reason(box.c.problem, box.c.backward); !e.empty())
+  if (const std::string e = refusal(target, box.c.problem, box.c.backward); !e.empty())
     throw std::invalid_argument(target.name() + " does not support this case: " + e);
   const properties::Outcome o = with_python_errors(impl, [&] { return property->check(target, box.c); });
   return {o.holds, o.why};
@@ -245,7 +255,7 @@ nb::dict fuzz_campaign(nb::handle impl, std::uint64_t seed, std::optional<std::u
                        const std::string& direction, std::int64_t max_seqlen, std::int64_t max_work,
                        double case_timeout, bool shrink, bool progress) {
   fuzz::CampaignSpec spec;
-  const CaseBox probe = generate(seed, 0, dtypes, direction, max_seqlen, max_work);  // validates the settings
+  const CaseBox probe = generate(seed, 0, dtypes, direction, max_seqlen, max_work, "");  // validates the settings
   (void)probe;
   spec.generator.seed = seed;
   spec.generator.dtypes.clear();
@@ -279,6 +289,9 @@ nb::dict fuzz_campaign(nb::handle impl, std::uint64_t seed, std::optional<std::u
   std::uint64_t unsupported = 0;
   for (const auto& [name, n] : r.unsupported) unsupported += n;
   d["unsupported"] = unsupported;
+  std::uint64_t fitted = 0;
+  for (const auto& [name, n] : r.fitted) fitted += n;
+  d["fitted"] = fitted;
   return d;
 }
 
@@ -317,8 +330,9 @@ std::vector<std::string> property_names(nb::handle impl, bool has_backward) {
 }
 
 PythonImplSettings settings_of(const std::string& name, bool has_backward, const std::vector<std::string>& dtypes,
-                               const std::string& model, const std::string& gqa) {
+                               const std::string& model, const std::string& gqa, const std::string& support) {
   PythonImplSettings s;
+  s.support = support_arg(support);
   s.name = name;
   s.description = "a Python callable (flashproof package)";
   s.has_backward = has_backward;
@@ -361,6 +375,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("impl", [](const CaseBox& b) { return b.c.impl; })
       .def_prop_ro("note", [](const CaseBox& b) { return b.note; })
       .def_prop_ro("property", [](const CaseBox& b) { return b.property; })
+      .def_prop_ro("fitted", [](const CaseBox& b) { return b.fitted; })
       .def("describe", [](const CaseBox& b) { return b.c.problem.describe(); })
       .def("to_json", [](const CaseBox& b, const std::string& note) { return case_to_json(b.c, b.options, note, b.property); },
            "note"_a = "")
@@ -369,15 +384,16 @@ NB_MODULE(_core, m) {
   nb::class_<PythonAttention>(m, "Implementation")
       .def("__init__",
            [](PythonAttention* self, const std::string& name, bool has_backward, const std::vector<std::string>& dtypes,
-              const std::string& model, const std::string& gqa, nb::object runner) {
-             new (self) PythonAttention(settings_of(name, has_backward, dtypes, model, gqa), std::move(runner));
+              const std::string& model, const std::string& gqa, const std::string& support, nb::object runner) {
+             new (self) PythonAttention(settings_of(name, has_backward, dtypes, model, gqa, support), std::move(runner));
            })
       .def_prop_ro("name", &PythonAttention::name)
       .def("release", &PythonAttention::release);
 
   m.def("make_case", &make_case, "batch"_a, "heads_q"_a, "heads_kv"_a, "seqlen_q"_a, "seqlen_k"_a, "head_dim"_a,
         "dtype"_a, "window_left"_a, "window_right"_a, "scale"_a.none(), "distribution"_a, "seed"_a, "backward"_a);
-  m.def("generate_case", &generate, "seed"_a, "index"_a, "dtypes"_a, "direction"_a, "max_seqlen"_a, "max_work"_a);
+  m.def("generate_case", &generate, "seed"_a, "index"_a, "dtypes"_a, "direction"_a, "max_seqlen"_a, "max_work"_a,
+        "support"_a);
   m.def("read_case_file", &read_case, "path"_a);
   m.def("write_case_file", [](const CaseBox& b, const std::string& path, const std::string& note) {
     write_case_file(path, b.c, b.options, note, b.property);
@@ -390,9 +406,11 @@ NB_MODULE(_core, m) {
   m.def("fuzz", &fuzz_campaign, "impl"_a, "seed"_a, "cases"_a.none(), "minutes"_a.none(), "out"_a, "dtypes"_a,
         "direction"_a, "max_seqlen"_a, "max_work"_a, "case_timeout"_a, "shrink"_a, "progress"_a);
   m.def("register", [](const std::string& name, bool has_backward, const std::vector<std::string>& dtypes,
-                       const std::string& model, const std::string& gqa, nb::object runner) -> PythonAttention& {
-    return registered(settings_of(name, has_backward, dtypes, model, gqa), std::move(runner));
+                       const std::string& model, const std::string& gqa, const std::string& support,
+                       nb::object runner) -> PythonAttention& {
+    return registered(settings_of(name, has_backward, dtypes, model, gqa, support), std::move(runner));
   }, nb::rv_policy::reference);
+  m.def("describe_support", [](const std::string& support) { return describe(support_arg(support)); }, "support"_a);
   m.def("properties", &run_properties, "impl"_a, "names"_a, "cases"_a, "seed"_a.none(), "has_backward"_a, "id_prefix"_a);
   m.def("property_names", &property_names, "impl"_a, "has_backward"_a);
   m.def("property_descriptions", [] {

@@ -100,11 +100,11 @@ void PythonAttention::rebind(PythonImplSettings settings, nb::object runner) {
   runner_ = std::move(runner);
 }
 
-std::string PythonAttention::unsupported_reason(const Problem& p, bool backward) const {
-  if (backward && !settings_.has_backward) return "no backward callable was given";
-  if (!settings_.dtypes.empty() && !settings_.dtypes.contains(p.dtype))
-    return "dtype " + std::string(dtype_name(p.dtype)) + " is not among the callable's dtypes";
-  return {};
+Support PythonAttention::declared_support() const {
+  Support s = settings_.support;
+  s.backward = s.backward && settings_.has_backward;
+  if (s.dtypes.empty()) s.dtypes = settings_.dtypes;
+  return s;
 }
 
 std::exception_ptr PythonAttention::take_pending_error() { return std::exchange(pending_, nullptr); }
@@ -115,7 +115,9 @@ nb::object PythonAttention::call_runner(const char* direction, const Problem& p,
     return runner_(direction, params_of(p), inputs);
   } catch (nb::python_error& e) {
     const std::string line = one_line(e);
+    const bool refused = e.matches(nb::module_::import_("flashproof._support").attr("Unsupported"));
     pending_ = std::current_exception();
+    if (refused) throw RefusedAtRunTime(line);  // flashproof.Unsupported: unsupported, not a crash
     throw std::runtime_error(line);
   }
 }

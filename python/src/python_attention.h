@@ -21,7 +21,8 @@ struct PythonImplSettings {
   std::string name;         // e.g. "python:mykernel"
   std::string description;
   bool has_backward = false;
-  std::set<DType> dtypes;   // empty: every dtype
+  std::set<DType> dtypes;   // empty: every dtype (joined with support.dtypes)
+  Support support;          // what the callable declares (flashproof.Support)
   ArithmeticModel model = ArithmeticModel::flash;
   GqaGradientReduction gqa = GqaGradientReduction::group_sum;
 };
@@ -34,7 +35,9 @@ class PythonAttention : public AttentionImpl {
   std::string name() const override { return settings_.name; }
   std::string description() const override { return settings_.description; }
   std::string where() const override { return "python"; }
-  std::string unsupported_reason(const Problem& p, bool backward) const override;
+  // The declared support with the dtypes and the backward the settings give.
+  Support declared_support() const override;
+  std::string unsupported_reason(const Problem&, bool) const override { return {}; }
   ArithmeticModel arithmetic_model() const override { return settings_.model; }
   GqaGradientReduction gqa_gradient_reduction() const override { return settings_.gqa; }
   void forward(const Problem& p, const ForwardArgs& a) override;

@@ -30,6 +30,7 @@ class Broken final : public AttentionImpl {
   std::string unsupported_reason(const Problem& p, bool backward) const override {
     return base_->unsupported_reason(p, backward);
   }
+  Support declared_support() const override { return base_->declared_support(); }
   void forward(const Problem& p, const ForwardArgs& a) override {
     base_->forward(p, a);
     ForwardArgs copy = a;

@@ -20,6 +20,7 @@ class ForwardingAttention final : public AttentionImpl {
     return naive_->unsupported_reason(p, backward);
   }
   bool bitwise_reproducible_backward() const override { return naive_->bitwise_reproducible_backward(); }
+  Support declared_support() const override { return naive_->declared_support(); }
   ArithmeticModel arithmetic_model() const override { return naive_->arithmetic_model(); }
   GqaGradientReduction gqa_gradient_reduction() const override { return naive_->gqa_gradient_reduction(); }
   void forward(const Problem& p, const ForwardArgs& a) override { naive_->forward(as_run(p), a); }
