@@ -154,7 +154,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   result.not_judged = log.count(CaseStatus::not_judged);
   result.crash = log.count(CaseStatus::crash);
   result.fitted = schedule.fitted();
-  write_end_marker(spec, log.records());
+  write_end_marker(spec, log.records(), result.unsupported, result.fitted);
   return result;
 }
 

@@ -10,12 +10,15 @@
 namespace flashproof::fuzz {
 namespace fs = std::filesystem;
 
-void write_end_marker(const CampaignSpec& s, std::uint64_t records) {
+void write_end_marker(const CampaignSpec& s, std::uint64_t records, const std::map<std::string, std::uint64_t>& unsupported,
+                      const std::map<std::string, std::uint64_t>& fitted) {
   const json::Value ended = {{"format", "flashproof-campaign-end"},
                              {"version", 1},
                              {"ended", utc_now()},
                              {"records", records},
-                             {"why", s.cases ? "every case of the shard ran" : "the --minutes ran out"}};
+                             {"why", s.cases ? "every case of the shard ran" : "the --minutes ran out"},
+                             {"unsupported", unsupported},
+                             {"fitted", fitted}};
   write_file_atomically((fs::path(s.out) / "ended.json").string(), json::write(ended) + "\n");
 }
 

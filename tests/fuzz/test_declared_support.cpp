@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -133,6 +134,10 @@ TEST(DeclaredSupport, ARefusalAtRunTimeIsUnsupportedNotACrash) {
   EXPECT_EQ(r.unsupported.at("test-declaring-refusing"), static_cast<std::uint64_t>(long_keys));
   EXPECT_EQ(r.run + long_keys, *s.cases);
   EXPECT_EQ(records(s).size(), r.run);
+  // Said where the report reads it (ended.json), not only returned.
+  std::ifstream in(fs::path(s.out) / "ended.json");
+  const json::Value ended = json::parse(std::string(std::istreambuf_iterator<char>(in), {}));
+  EXPECT_EQ(ended.at("unsupported").at("test-declaring-refusing").get<std::uint64_t>(), static_cast<std::uint64_t>(long_keys));
 }
 
 }  // namespace
