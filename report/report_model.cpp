@@ -31,9 +31,25 @@ std::string shell_word(const std::string& s) {
   return quoted + "'";
 }
 
+std::string replay_line(const FuzzRecord& r, const std::string& path) {
+  if (r.impl.rfind("python:", 0) != 0) return "flashproof replay " + shell_word(path);
+  // A Python callable exists only in its user's program: the command cannot load it, so the line
+  // is the call that re-runs the case there (python/README.md, flashproof.replay). A JSON string
+  // is a valid Python string literal.
+  const json::Value* backward = r.case_file.is_object() ? json::find(r.case_file, "backward") : nullptr;
+  const bool runs_backward = backward != nullptr && backward->is_boolean() && backward->get<bool>();
+  return "flashproof.replay(<your forward>, " + json::write(json::Value(path)) +
+         (runs_backward ? ", backward=<your backward>)" : ")");
+}
+
 Report build_report(MergedCampaigns merged, const std::string& out_dir) {
   Report report;
   report.out_dir = out_dir;
+  // A saved failure's replay line, as its campaign wrote it, names the command, which cannot run a
+  // Python callable: for those, the Python call on the same file.
+  for (FuzzRecord& r : merged.records)
+    if (!r.failure_file.empty() && r.impl.rfind("python:", 0) == 0)
+      r.replay = replay_line(r, (std::filesystem::path(r.source) / r.failure_file).string());
   std::set<std::string> taken;
   for (DtypeStats& stats : campaign_statistics(merged.records)) {
     DtypeReport d;
@@ -44,7 +60,7 @@ Report build_report(MergedCampaigns merged, const std::string& out_dir) {
         const std::string name = unique_case_file_name(r, taken);
         listed.case_file = "cases/" + name;
         const auto path = std::filesystem::path(out_dir) / "cases" / name;
-        listed.replay = "flashproof replay " + shell_word(path.string());
+        listed.replay = replay_line(r, path.string());
       }
       d.worst.push_back(std::move(listed));
     }

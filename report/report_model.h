@@ -17,7 +17,7 @@ struct ListedWorstCase {
   WorstCase worst;
   std::string
       case_file;  // "cases/NAME.json" under the report directory; "" when the record has no case
-  std::string replay;  // "flashproof replay OUT/cases/NAME.json"; "" without a case file
+  std::string replay;  // replay_line(record, "OUT/cases/NAME.json"); "" without a case file
 };
 
 struct DtypeReport {
@@ -37,6 +37,12 @@ struct Report {
 
 // The statistics, the worst cases and their case file names (unique in the report).
 Report build_report(MergedCampaigns merged, const std::string& out_dir);
+
+// The line that re-runs the record's case saved at path: "flashproof replay PATH", or for an
+// implementation "python:NAME" (a Python callable, which the command cannot load) the Python call
+// `flashproof.replay(<your forward>, "PATH", backward=<your backward>)` (backward only when the case
+// runs it).
+std::string replay_line(const FuzzRecord& r, const std::string& path);
 
 // A path as one shell word: unchanged when it holds only safe characters, else single-quoted.
 std::string shell_word(const std::string& s);

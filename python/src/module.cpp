@@ -5,13 +5,16 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
+#include "cli/entry.h"
 #include "fuzz/campaign.h"
 #include "harness/case_cost.h"
 #include "harness/case_file.h"
@@ -20,6 +23,7 @@
 #include "harness/support_record.h"
 #include "kernels/registry.h"
 #include "properties/runner.h"
+#include "report/report_command.h"
 #include "python_attention.h"
 
 namespace nb = nanobind;
@@ -423,4 +427,18 @@ NB_MODULE(_core, m) {
     for (AttentionImpl* impl : implementations()) list.emplace_back(impl->name(), impl->where());
     return list;
   });
+  // The flashproof command line (cli/entry.h) on argv[1:], printing on this process's stdout and
+  // stderr; returns the exit status (the console command `flashproof`, flashproof._cli).
+  m.def("main", [](const std::vector<std::string>& args) {
+    const int status = cli::run_command_line(args);
+    std::cout.flush();
+    return status;
+  }, "args"_a, nb::call_guard<nb::gil_scoped_release>());
+  // `flashproof report DIRS --out OUT` (report/report_command.h): (exit status, what it printed on
+  // stdout, on stderr).
+  m.def("report", [](const std::vector<std::string>& dirs, const std::string& out) {
+    std::ostringstream printed, errors;
+    const int status = report::run_report(report::ReportArguments{dirs, out}, printed, errors);
+    return std::make_tuple(status, printed.str(), errors.str());
+  }, "dirs"_a, "out"_a, nb::call_guard<nb::gil_scoped_release>());
 }
