@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -14,6 +15,7 @@
 #include "core/json.h"
 #include "fuzz/case_runner.h"
 #include "harness/exchange.h"
+#include "harness/support_record.h"
 
 namespace flashproof::cli {
 namespace {
@@ -42,6 +44,7 @@ void write_index(const ExportSpec& spec, const std::vector<ExportedCase>& entrie
   parameters["max_seqlen"] = spec.generator.max_seqlen;
   parameters["max_work"] = spec.generator.max_work;
   parameters["masks"] = masks_name(spec.masks);
+  if (spec.support) parameters["support"] = *spec.support;  // only when given: old indexes stay as they were
   // Only when not the default, so that a default export's index.json is what it always was.
   if (spec.generator.profile != fuzz::Profile::standard) parameters["profile"] = fuzz::profile_name(spec.generator.profile);
   json::Value cases = json::Value::array();
@@ -76,6 +79,7 @@ fuzz::FuzzCase exported_case(const ExportSpec& spec, std::uint64_t index) {
     p.window_right = 0;
     p.seqlen_q = p.seqlen_k = std::min(p.seqlen_q, p.seqlen_k);
   }
+  if (spec.support) fit_to_support(p, *spec.support);
   return f;
 }
 
@@ -104,7 +108,18 @@ void check_export_space(const ExportSpec& spec, double needed, double available)
   throw std::invalid_argument(why.str());
 }
 
-std::vector<ExportedCase> export_cases(const ExportSpec& spec) {
+std::vector<ExportedCase> export_cases(const ExportSpec& given) {
+  ExportSpec spec = given;
+  if (!spec.support_file.empty()) {  // any problem with the file is bad input: one line, exit 2
+    std::ifstream in(spec.support_file, std::ios::binary);
+    if (!in) throw std::invalid_argument("--support: cannot read " + spec.support_file);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    try {
+      spec.support = json::parse(text, spec.support_file).get<Support>();
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--support: ") + e.what());
+    }
+  }
   if (spec.out.empty()) throw std::invalid_argument("export needs --out DIR");
   if (spec.cases < 1) throw std::invalid_argument("export needs --cases N (N >= 1)");
   if (spec.cases > static_cast<std::uint64_t>(kMaxExportCases))

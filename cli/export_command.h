@@ -3,7 +3,10 @@
 // backends: bench/torch_sdpa_accuracy.py), plus DIR/index.json listing them in campaign order.
 #pragma once
 
+#include "core/support.h"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,11 @@ struct ExportSpec {
   fuzz::GeneratorSettings generator;
   std::uint64_t cases = 0;  // campaign indices 0 .. cases-1
   MaskRewrite masks = MaskRewrite::any;
+  // The backend's declared support (--support FILE, harness/support_record.h): each case is fitted
+  // into it (core/support.h fit_to_support), as a campaign over imported:<backend> fits it when the
+  // backend's info.json declares the same; nullopt: as drawn.
+  std::optional<Support> support;
+  std::string support_file;  // --support FILE, read into `support` by export_cases
   std::string out;
 };
 

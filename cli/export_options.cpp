@@ -21,6 +21,10 @@ void add_export_options(CLI::App& verb, ExportCommand& into) {
                      else if (v == "causal-square") spec.masks = MaskRewrite::causal_square;
                      else throw UsageError("--masks expects none, causal-square or any, got '" + v + "'");
                    });
+  add_value_option(verb, "--support", "FILE",
+                   "a backend's declared support (JSON, docs/plugging-in.md): each case fitted into it, as a "
+                   "campaign over imported:<backend> fits it when its info.json declares the same",
+                   [&](S, S v) { spec.support_file = v; });
   add_value_option(verb, "--out", "DIR", "the directory of the case directories and index.json (required)",
                    [&](S, S v) {
                      if (v.empty()) throw UsageError("--out needs a directory");

@@ -1,5 +1,5 @@
-// The one member flashproof reads of a backend's info.json in an exchange (docs/exchange.md):
-// "gqa_gradients". In its own file, apart from the imported implementation and its registry, so
+// The members flashproof reads of a backend's info.json in an exchange (docs/exchange.md):
+// "gqa_gradients" and "support". In its own file, apart from the imported implementation and its registry, so
 // that the parser fuzzer (tests/parsers/fuzz_exchange_info.cpp) builds it alone.
 #pragma once
 
@@ -15,5 +15,10 @@ namespace flashproof::exchange {
 // nullopt when it does not say (no such member, or not an object). Throws std::invalid_argument
 // with one line ("SOURCE: ...") when the text is not JSON or the member holds another value.
 std::optional<GqaGradientReduction> declared_gqa_gradients(std::string_view text, const std::string& source);
+
+// The support info.json declares (harness/support_record.h's JSON form); nullopt when it has no
+// "support" member. Throws std::invalid_argument with one line ("SOURCE: support: ...") when the
+// text is not JSON or the declaration cannot be read.
+std::optional<Support> declared_support(std::string_view text, const std::string& source);
 
 }  // namespace flashproof::exchange

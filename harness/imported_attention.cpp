@@ -3,6 +3,7 @@
 #include <bit>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "harness/exchange.h"
@@ -72,11 +73,32 @@ GqaGradientReduction declared_gqa_reduction(const CaseList& cases, const std::st
   return declared;
 }
 
+// The support the backend declares in its info.json files ("support", docs/exchange.md): the same
+// in every case that states one (a backend has one declaration), everything when none does.
+Support declared_backend_support(const CaseList& cases, const std::string& backend) {
+  std::optional<Support> declared;
+  std::string first;
+  std::error_code ec;
+  for (const StoredCase& sc : cases) {
+    const fs::path info = fs::path(sc.dir) / backend / "info.json";
+    if (!fs::is_regular_file(info, ec)) continue;
+    if (fs::file_size(info, ec) > (1u << 20)) throw std::invalid_argument(info.string() + ": larger than 1 MiB");
+    std::ifstream in(info, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::optional<Support> s = exchange::declared_support(text, info.string());
+    if (!s) continue;
+    if (declared && !(*s == *declared))
+      throw std::invalid_argument(info.string() + ": \"support\" differs from the one in " + first);
+    if (!declared) declared = s, first = info.string();
+  }
+  return declared.value_or(Support{});
+}
+
 class ImportedAttention final : public AttentionImpl {
  public:
   ImportedAttention(std::string root, std::string backend, std::shared_ptr<const CaseList> cases)
       : root_(std::move(root)), backend_(std::move(backend)), cases_(std::move(cases)),
-        gqa_(declared_gqa_reduction(*cases_, backend_)) {}
+        gqa_(declared_gqa_reduction(*cases_, backend_)), support_(declared_backend_support(*cases_, backend_)) {}
 
   const std::string& root() const { return root_; }
   std::string name() const override { return "imported:" + backend_; }
@@ -86,6 +108,7 @@ class ImportedAttention final : public AttentionImpl {
   std::string where() const override { return "file"; }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::flash; }
   GqaGradientReduction gqa_gradient_reduction() const override { return gqa_; }
+  Support declared_support() const override { return support_; }
 
   std::string unsupported_reason(const Problem& p, bool) const override {
     bool matched = false;
@@ -147,6 +170,7 @@ class ImportedAttention final : public AttentionImpl {
   std::string root_, backend_;
   std::shared_ptr<const CaseList> cases_;
   GqaGradientReduction gqa_;
+  Support support_;
 };
 
 }  // namespace

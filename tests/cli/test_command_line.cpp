@@ -66,7 +66,7 @@ const std::map<std::string, std::string>& good_values() {
       {"--max-memory", "8"}, {"--smt2", "smt2-dir"}, {"--timeout", "5"}, {"--out", "out-dir"},
       {"--backward", "yes"}, {"--max-seqlen", "64"}, {"--profile", "default"}, {"--cases", "3"},
       {"--minutes", "2"}, {"--shard", "1/2"}, {"--shard-count", "2"}, {"--jobs", "2"}, {"--case-timeout", "60"},
-      {"--masks", "none"}};
+      {"--masks", "none"}, {"--support", "support.json"}};
   return values;
 }
 

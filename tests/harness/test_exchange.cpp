@@ -21,6 +21,7 @@
 #include "harness/case_file.h"
 #include "harness/check_render.h"
 #include "harness/exchange.h"
+#include "harness/support_record.h"
 #include "harness/imported_attention.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
@@ -559,6 +560,47 @@ TEST(ExchangeScripts, RefuseAnIndexThatLeavesTheExport) {
     fs::remove_all(out);
   }
   fs::remove_all(root);
+}
+
+// A backend's declared support (docs/exchange.md): `export --support` fits every case into it, the
+// backend states it in info.json, and the imported implementation declares it; two info.json files
+// that disagree are one line.
+TEST(ExchangeSupport, ExportFitsAndTheBackendDeclares) {
+  Support s;
+  s.windows = false;
+  s.gqa = false;
+  s.seqlen_multiple = 8;
+  s.seqlen_free_up_to = 8;
+  const fs::path root = scratch("support");
+  ExportSpec spec = small_spec(root);
+  int outside = 0;  // not vacuous: as drawn, some cases lie outside it
+  for (std::uint64_t i = 0; i < spec.cases; ++i) outside += !unsupported_by(s, cli::exported_case(spec, i).c.problem, true).empty();
+  ASSERT_GT(outside, 0);
+  spec.support = s;
+  const std::vector<ExportedCase> exported = cli::export_cases(spec);
+  for (const ExportedCase& e : exported) EXPECT_EQ(unsupported_by(s, e.c.problem, true), "") << e.c.problem.describe();
+  EXPECT_EQ(json::parse(read_text(root / "index.json")).at("parameters").at("support").get<Support>(), s);
+  const std::string info = "{\"support\": " + json::write(json::Value(s)) + "}";
+  for (const ExportedCase& e : exported) {
+    const fs::path dir = root / e.directory;
+    exchange::write_outputs(dir.string(), "fake-declaring", naive_outputs(dir.string(), e.c));
+    std::ofstream(dir / "fake-declaring" / "info.json") << info;
+  }
+  const std::unique_ptr<AttentionImpl> imported = make_imported_attention(root.string(), "fake-declaring");
+  EXPECT_EQ(imported->declared_support(), s);
+  Problem gqa = exported.front().c.problem;
+  gqa.heads_q = 2 * gqa.heads_kv;
+  EXPECT_EQ(refusal(*imported, gqa, false), "GQA (heads_q != heads_kv) is not declared");
+  Support other = s;
+  other.seqlen_multiple = 16;
+  std::ofstream(root / exported.back().directory / "fake-declaring" / "info.json")
+      << "{\"support\": " << json::write(json::Value(other)) << "}";
+  try {
+    (void)make_imported_attention(root.string(), "fake-declaring");
+    ADD_FAILURE() << "two different declarations were accepted";
+  } catch (const std::invalid_argument& x) {
+    EXPECT_NE(std::string(x.what()).find("\"support\" differs from the one in"), std::string::npos) << x.what();
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "harness/exchange_info.h"
+#include "harness/support_record.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using flashproof::GqaGradientReduction;
@@ -23,6 +24,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (declared && *v != (*declared == GqaGradientReduction::group_sum ? "group-sum" : "per-head-rounded"))
       __builtin_trap();
     if (declared_gqa_gradients(json::write(j, json::indented()), "again") != declared) __builtin_trap();
+  } catch (const std::invalid_argument& e) {
+    if (std::string_view(e.what()).find('\n') != std::string_view::npos) __builtin_trap();
+  }
+  // The declared support: a read one writes back to itself; a refusal is one line.
+  try {
+    if (const std::optional<flashproof::Support> s = flashproof::exchange::declared_support(text, "fuzz/info.json")) {
+      namespace json = flashproof::json;
+      const json::Value again = {{"support", json::Value(*s)}};
+      if (flashproof::exchange::declared_support(json::write(again), "again") != s) __builtin_trap();
+    }
   } catch (const std::invalid_argument& e) {
     if (std::string_view(e.what()).find('\n') != std::string_view::npos) __builtin_trap();
   }
