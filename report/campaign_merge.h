@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include <cstdint>
+
 #include "core/json.h"
 #include "report/fuzz_record.h"
 
@@ -31,6 +33,10 @@ struct MergedCampaigns {
 
   std::size_t skipped_lines() const;
   std::size_t duplicates() const;
+  // Over the inputs' ended.json (absent: 0): the (case, implementation) pairs with no record
+  // because the implementation does not run the case ("unsupported": outside its declared support,
+  // or refused when it ran) and the cases fitted into a declared support ("fitted").
+  std::uint64_t ended_count(const char* key) const;
 };
 
 // Reads DIR/campaign.json and DIR/cases.jsonl of each dir. A record's key is (campaign seed,

@@ -56,9 +56,10 @@ std::string case_label(const Report& report, const FuzzRecord& r) {
 }
 
 Table inputs_table(const Report& report) {
-  Table t = table({"campaign directory", "seed", "shard", "records", "skipped lines", "duplicates", "ended"},
+  Table t = table({"campaign directory", "seed", "shard", "records", "skipped lines", "duplicates", "ended",
+                   "unsupported", "fitted"},
                   {Column::code, Column::text, Column::text, Column::number, Column::alert_count,
-                   Column::number, Column::text});
+                   Column::number, Column::text, Column::alert_count, Column::number});
   for (const CampaignInput& in : report.merged.inputs) {
     const json::Value* seed = campaign_parameter(in.campaign, "seed");
     // When the campaign ended by itself (ended.json), else "no": killed or still running ("-"
@@ -66,8 +67,17 @@ Table inputs_table(const Report& report) {
     const std::string ended = !in.ended.is_null()      ? read_string(json::find(in.ended, "ended"), "yes")
                               : !in.campaign.is_null() ? "no"
                                                        : "-";
+    // From ended.json (fuzz/end_marker.h), "-" where it does not say (absent, or older).
+    const auto ended_count = [&](const char* key) -> std::string {
+      const json::Value* counts = in.ended.is_null() ? nullptr : json::find(in.ended, key);
+      if (counts == nullptr || !counts->is_object()) return "-";
+      std::uint64_t n = 0;
+      for (const auto& [impl, v] : counts->items()) n += static_cast<std::uint64_t>(read_integer(&v).value_or(0));
+      return count_text(n);
+    };
     t.rows.push_back({in.dir, seed != nullptr ? scalar_text(seed) : "-", shard_text(in.campaign),
-                      count_text(in.records), count_text(in.skipped_lines), count_text(in.duplicates), ended});
+                      count_text(in.records), count_text(in.skipped_lines), count_text(in.duplicates), ended,
+                      ended_count("unsupported"), ended_count("fitted")});
   }
   return t;
 }

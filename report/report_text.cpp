@@ -50,6 +50,11 @@ std::string one_line_summary(const Report& report) {
   if (fail > 0) s += " (" + std::to_string(non_finite_failures(report)) + " non-finite)";
   s += ", " + std::to_string(out_of_domain) + " out-of-domain, " + std::to_string(not_judged) + " not judged, " +
        std::to_string(crash) + " crash";
+  // Pairs with no record, so that a campaign over a kernel that refuses much does not look whole.
+  if (const std::uint64_t unsupported = m.ended_count("unsupported"); unsupported > 0)
+    s += "; " + std::to_string(unsupported) + " unsupported (no record)";
+  if (const std::uint64_t fitted = m.ended_count("fitted"); fitted > 0)
+    s += "; " + std::to_string(fitted) + " fitted into a declared support";
 
   const DtypeReport* dtype = nullptr;
   if (const WorstCase* largest = largest_finite_error_over_bound(report, &dtype)) {
