@@ -43,6 +43,12 @@ int run_replay_command(const ReplayCommand& command) {
   // case files name them.
   std::unique_ptr<AttentionImpl> flawed = make_flawed_naive(cf.c.impl);
   AttentionImpl* impl = flawed ? flawed.get() : find_implementation(cf.c.impl);
+  // A Python callable lives only in its user's program: say how to re-run the case there.
+  if (!impl && cf.c.impl.rfind("python:", 0) == 0)
+    throw UsageError("case file " + command.file + ": " + cf.c.impl +
+                     " is a Python callable, which the command cannot load; re-run it in Python: "
+                     "flashproof.replay(<your forward>, " + json::write(json::Value(command.file)) +
+                     (cf.c.backward ? ", backward=<your backward>)" : ")"));
   if (!impl)
     throw UsageError("case file " + command.file + ": unknown implementation '" + cf.c.impl + "' (see `flashproof list`)");
   if (!command.json) {

@@ -1,3 +1,4 @@
+#include "core/json.h"
 #include "fuzz/failure_saving.h"
 
 #include <algorithm>
@@ -31,7 +32,12 @@ SavedFailure save_failure(const CampaignSpec& spec, const CampaignTask& t, const
   std::replace(f.file.begin(), f.file.end(), ':', '_');
   f.path = (fs::path(spec.out) / f.file).string();
   write_case_file(f.path, saved, t.options, note);
-  f.replay = "flashproof replay " + shell_quoted(f.path);
+  // A Python callable exists only in its user's program: the call that re-runs it there
+  // (python/README.md), as the report writes it (report/report_model.cpp replay_line).
+  f.replay = t.impl.rfind("python:", 0) == 0
+                 ? "flashproof.replay(<your forward>, " + json::write(json::Value(f.path)) +
+                       (saved.backward ? ", backward=<your backward>)" : ")")
+                 : "flashproof replay " + shell_quoted(f.path);
   return f;
 }
 

@@ -45,6 +45,14 @@ def test_broken_kernel_fails_shrinks_and_replays(tmp_path):
     assert shrunk.impl == "python:nolog"
     assert flashproof.replay(kernels.forward_lse_without_log_l, file)["verdict"] == "fail"
     assert flashproof.replay(kernels.forward, file)["verdict"] == "pass"
+    # The record's replay line is the Python call (the command cannot load a callable), and the
+    # command, given the file, says so in one line with exit status 2.
+    failed = [r for r in records(tmp_path / "bad") if r["status"] == "fail"]
+    assert failed and all(r["replay"].startswith('flashproof.replay(<your forward>, "') for r in failed), failed
+    cli = os.environ.get("FLASHPROOF_CLI")
+    if cli:
+        run = subprocess.run([cli, "replay", file], capture_output=True, text=True)
+        assert run.returncode == 2 and "re-run it in Python: flashproof.replay(<your forward>" in run.stderr, run
 
 
 def raising_forward(q, k, v, p):
