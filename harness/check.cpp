@@ -3,8 +3,10 @@
 #include "harness/verdict.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
@@ -60,6 +62,101 @@ std::string domain_violation(const reference::DenseInputs& in) {
 }
 
 const OutputSample* wanted(const CaseContext& ctx) { return ctx.sample ? &*ctx.sample : nullptr; }
+
+// The bounds and envelopes of a check (the one call of run_check and rigorous_bounds), with
+// CheckOptions::bound_scale applied to the rigorous bounds.
+bounds::BoundsAndEnvelopes judged_bounds(const ValidProblem& valid, const Inputs& in, const bounds::BoundsRequest& request,
+                                         const CheckOptions& opt) {
+  bounds::BoundsAndEnvelopes judged = bounds::bounds_and_envelopes(valid, in, request);
+  bounds::ImplementationBounds& rigorous = judged.rigorous;
+  if (opt.bound_scale != 1)
+    for (std::vector<double>* b : {&rigorous.o, &rigorous.lse, &rigorous.dq, &rigorous.dk, &rigorous.dv})
+      for (double& x : *b) x *= opt.bound_scale;
+  return judged;
+}
+
+// ---- The elements a failure names (TensorCheck::worst_element, first_nan, first_inf) ----
+
+ElementReport element_at(const HostTensor& actual, const reference::CertifiedTensor& ref,
+                         const std::vector<double>& bound, std::int64_t index) {
+  ElementReport e;
+  if (index < 0) return e;
+  e.index = index;
+  const Shape& shape = actual.shape();
+  std::array<std::int64_t, 4> at{0, 0, 0, 0};
+  for (int d = 3; d >= 0; --d) {
+    at[d] = index % shape[d];
+    index /= shape[d];
+  }
+  e.coord.assign(at.begin(), at.begin() + actual.rank());
+  const auto x = static_cast<std::size_t>(e.index);
+  e.exact = ref.value[x];
+  e.reference_bound = ref.bound[x];
+  e.returned = actual.get(at[0], at[1], at[2], at[3]);
+  e.bound = x < bound.size() ? bound[x] : INFINITY;
+  const double err = std::fabs(e.returned - e.exact);
+  e.ratio = e.bound > 0 ? err / e.bound : (err > 0 ? INFINITY : 0.0);
+  return e;
+}
+
+// %.*g of x.
+std::string number(double x, int digits) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.*g", digits, x);
+  return buffer;
+}
+
+// Whether an inf returned where the exact value is finite is left out of the comparison by the
+// verdict rules (harness/verdict.cpp, not an inf mismatch there): the signed inf where the exact
+// value is beyond the dtype's range (range_classes), or an inf that rule 2 reaches (r +- (bound +
+// reference bound) rounds to it: inf_within_bound, opposite_inf_within_bound).
+bool inf_admitted(DType t, double a, double r, double ref_bound, double bound) {
+  if (!std::isfinite(r)) return false;
+  if (std::signbit(a) == std::signbit(r) && ref_bound <= 0x1p-20 * std::fabs(r) &&
+      std::isinf(round_to(t, std::fabs(r) + ref_bound)))
+    return true;
+  if (!std::isfinite(bound)) return false;
+  const double reach = bound + ref_bound;
+  return round_to(t, a > 0 ? r + reach : r - reach) == a;
+}
+
+// Locates the tensor's named elements and names them in its reasons (the verdict rules write the
+// reasons' counts, harness/verdict.cpp; the elements are added here, after the reason they belong
+// to: "..., at dK[0, 3, 1, 5]: exact ..., returned ..., bound ..., reference bound ...").
+void name_elements(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
+                   const std::vector<double>& bound) {
+  t.worst_element = element_at(actual, ref, bound, t.bound_ratio_index);
+  const std::int64_t first = t.errors.first_mismatch_index;  // no NaN or inf mismatch before it
+  if (first >= 0) {
+    std::int64_t nan_at = -1, inf_at = -1;
+    actual.for_each_value([&](std::size_t x, double a) {
+      if (static_cast<std::int64_t>(x) < first || !ref.checked[x] || (nan_at >= 0 && inf_at >= 0)) return;
+      const double r = ref.value[x];
+      if (std::isnan(a) != std::isnan(r)) {
+        if (nan_at < 0) nan_at = static_cast<std::int64_t>(x);
+      } else if (!std::isnan(a) && a != r && (std::isinf(a) || std::isinf(r)) &&
+                 !(std::isinf(a) && inf_admitted(actual.dtype(), a, r, ref.bound[x], bound[x]))) {
+        if (inf_at < 0) inf_at = static_cast<std::int64_t>(x);
+      }
+    });
+    if (t.errors.nan_mismatch > 0) t.first_nan = element_at(actual, ref, bound, nan_at);
+    if (t.errors.inf_mismatch > 0) t.first_inf = element_at(actual, ref, bound, inf_at);
+  }
+  for (std::string& why : t.reasons) {
+    auto starts = [&](const std::string& prefix) { return why.rfind(prefix, 0) == 0; };
+    const ElementReport& w = t.worst_element;
+    if (w.index >= 0 && t.above_rigorous_bound > 0 &&
+        starts(std::to_string(t.above_rigorous_bound) + " elements above the rigorous bound (") && why.back() == ')') {
+      why.pop_back();
+      why += ", at " + describe_element(t.name, w) + ", bound " + number(w.bound, 3) + ", reference bound " +
+             number(w.reference_bound, 3) + ")";
+    } else if (t.first_nan.index >= 0 && starts(std::to_string(t.errors.nan_mismatch) + " NaN where the reference is not NaN")) {
+      why += " (first at " + describe_element(t.name, t.first_nan) + ")";
+    } else if (t.first_inf.index >= 0 && starts(std::to_string(t.errors.inf_mismatch) + " inf/finite mismatches")) {
+      why += " (first at " + describe_element(t.name, t.first_inf) + ")";
+    }
+  }
+}
 
 void require_supported(const AttentionImpl& impl, const ValidProblem& p, bool backward) {
   if (const std::string e = refusal(impl, p, backward); !e.empty())
@@ -144,16 +241,14 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
   // domain) the envelope is all that judges. A sampled check's envelopes cover its sample only.
   // Outside the domain the bounds are infinite and only the envelopes are computed; inside, both
   // in one pass over the groups.
-  bounds::BoundsAndEnvelopes judged = bounds::bounds_and_envelopes(
+  const bounds::BoundsAndEnvelopes judged = judged_bounds(
       valid, in,
       {.model = impl->arithmetic_model(), .backward = c.backward, .rigorous = r.inputs_in_domain,
        .envelope_slack = opt.envelope_slack, .threads = opt.reference.threads,
-       .d_error = d_error.empty() ? nullptr : &d_error, .gqa = impl->gqa_gradient_reduction(), .wanted = wanted(ctx)});
-  bounds::ImplementationBounds& rigorous = judged.rigorous;
+       .d_error = d_error.empty() ? nullptr : &d_error, .gqa = impl->gqa_gradient_reduction(), .wanted = wanted(ctx)},
+      opt);
+  const bounds::ImplementationBounds& rigorous = judged.rigorous;
   const bounds::Envelopes& envelopes = judged.envelopes;
-  if (opt.bound_scale != 1)
-    for (std::vector<double>* b : {&rigorous.o, &rigorous.lse, &rigorous.dq, &rigorous.dk, &rigorous.dv})
-      for (double& x : *b) x *= opt.bound_scale;
   r.seconds_bounds = since(t0);
   t0 = Clock::now();
   using bounds::Envelope, bounds::Envelopes;
@@ -163,23 +258,25 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
   };
   // Rule 3 judges O and the gradients only while the logits' fp32 rounding is small (check.h).
   const bool applies = regression_rule_applies(fwd.lse.value, p.dtype, opt);
-  r.tensors.push_back(check_tensor("O", out.o, base.o, fwd.o, judges(rigorous.o, &Envelopes::o), opt.k_forward,
-                                   applies, opt));
-  r.tensors.push_back(check_tensor("LSE", out.lse, base.lse, fwd.lse, judges(rigorous.lse, &Envelopes::lse),
-                                   opt.k_forward, true, opt));
+  // Each tensor judged (harness/verdict.h), then its named elements located.
+  auto judge = [&](const std::string& name, const HostTensor& actual, const HostTensor& baseline,
+                   const reference::CertifiedTensor& ref, const TensorJudges& j, double k, bool rule3,
+                   const std::vector<double>* from_d_error = nullptr) {
+    r.tensors.push_back(check_tensor(name, actual, baseline, ref, j, k, rule3, opt, from_d_error));
+    name_elements(r.tensors.back(), actual, ref, j.rigorous);
+  };
+  judge("O", out.o, base.o, fwd.o, judges(rigorous.o, &Envelopes::o), opt.k_forward, applies);
+  judge("LSE", out.lse, base.lse, fwd.lse, judges(rigorous.lse, &Envelopes::lse), opt.k_forward, true);
   if (c.backward) {
     const reference::BackwardResult& bwd = *ctx.reference.backward;
     r.reference_stats.fallback_rows += bwd.stats.fallback_rows;
     r.reference_stats.fallback_columns = bwd.stats.fallback_columns;
     r.reference_stats.columns_computed = bwd.stats.columns_computed;
-    r.tensors.push_back(check_tensor("dQ", out.dq, base.dq, bwd.dq,
-                                     judges(rigorous.dq, &Envelopes::dq, &rigorous.dq_conditional), opt.k_backward,
-                                     applies, opt, &rigorous.dq_from_d_error));
-    r.tensors.push_back(check_tensor("dK", out.dk, base.dk, bwd.dk,
-                                     judges(rigorous.dk, &Envelopes::dk, &rigorous.dk_conditional), opt.k_backward,
-                                     applies, opt, &rigorous.dk_from_d_error));
-    r.tensors.push_back(check_tensor("dV", out.dv, base.dv, bwd.dv, judges(rigorous.dv, &Envelopes::dv),
-                                     opt.k_backward, applies, opt));
+    judge("dQ", out.dq, base.dq, bwd.dq, judges(rigorous.dq, &Envelopes::dq, &rigorous.dq_conditional),
+          opt.k_backward, applies, &rigorous.dq_from_d_error);
+    judge("dK", out.dk, base.dk, bwd.dk, judges(rigorous.dk, &Envelopes::dk, &rigorous.dk_conditional),
+          opt.k_backward, applies, &rigorous.dk_from_d_error);
+    judge("dV", out.dv, base.dv, bwd.dv, judges(rigorous.dv, &Envelopes::dv), opt.k_backward, applies);
   }
   r.seconds_checks = since(t0);
 
@@ -189,12 +286,35 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
 
 }  // namespace
 
+std::string describe_element(const std::string& name, const ElementReport& e) {
+  std::string s = name + "[";
+  for (std::size_t d = 0; d < e.coord.size(); ++d) s += (d ? ", " : "") + std::to_string(e.coord[d]);
+  return s + "]: exact " + number(e.exact, 9) + ", returned " + number(e.returned, 9);
+}
+
 // The entries: each makes the case's ValidProblem once (the one validation of a check) and asks
 // the implementation once whether it supports the case.
 CheckRecord run_check(const Case& c, const CheckOptions& opt) {
   AttentionImpl* impl = find_implementation(c.impl);
   if (!impl) throw std::invalid_argument("unknown implementation '" + c.impl + "' (see `flashproof list`)");
   return run_check(c, *impl, opt);
+}
+
+bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel model, GqaGradientReduction gqa,
+                                             const CheckOptions& opt, std::string* domain_note) {
+  const ValidProblem valid(c.problem);
+  const Inputs in = generate_inputs(valid, c.dist, c.seed);
+  // The domain as prepare() decides it, from the reference's copy of the inputs.
+  const std::string note =
+      domain_violation(reference::DenseInputs(valid, in.q, in.k, in.v, &in.dout));
+  if (domain_note) *domain_note = note;
+  const std::optional<OutputSample> sample = judged_sample(valid, opt.reference.sample, opt.reference.sample_seed);
+  return judged_bounds(valid, in,
+                       {.model = model, .backward = c.backward, .rigorous = note.empty(), .envelope_slack = std::nullopt,
+                        .threads = opt.reference.threads, .d_error = nullptr, .gqa = gqa,
+                        .wanted = sample ? &*sample : nullptr},
+                       opt)
+      .rigorous;
 }
 
 CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_baseline) {

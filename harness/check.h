@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bounds/implementation_bounds.h"
 #include "core/attention_impl.h"
 #include "core/generators.h"
 #include "core/metrics.h"
@@ -65,6 +66,24 @@ struct CheckOptions {
   // see fail (bench/bound_tightness --bound-scale); not in case files, not on the command line.
   double bound_scale = 1;
 };
+
+// One element of an output tensor, located for a person: the element a failure names (the worst
+// error over its rigorous bound, the first NaN or inf where the exact value is not), in the check
+// record (docs/case-files.md, "The check record's elements"), the table and the failure's reason.
+struct ElementReport {
+  std::int64_t index = -1;          // linear index over the tensor's shape; -1: no such element
+  std::vector<std::int64_t> coord;  // [b, s, h, d] (O, dQ, dK, dV) or [b, h, s] (LSE)
+  double exact = 0;                 // the reference's value (the exact result within reference_bound)
+  double returned = 0;              // the implementation's value
+  double bound = 0;                 // the implementation's rigorous bound there (rule 2; x bound_scale)
+  double reference_bound = 0;       // the reference's own bound there
+  double ratio = 0;                 // |returned - exact| / bound (inf where bound is 0 and the error not)
+};
+
+// "dK[0, 3, 1, 5]: exact -1.07000001e-38, returned 0": the element of tensor `name` with its exact
+// and returned values to 9 significant digits (every fp32 value reads back); the reasons and the
+// table name elements so.
+std::string describe_element(const std::string& name, const ElementReport& e);
 
 // Results beyond the output dtype's range. Inside the valid input domain an exact result can
 // still exceed what the dtype holds; docs/spec.md ("Valid domain") asks that every result meet its bound there, and never
@@ -140,6 +159,14 @@ struct TensorCheck {
   double max_rigorous_bound = 0;  // over compared elements with a finite bound
   double bound_ratio = 0;         // max |actual - reference| / rigorous bound: how tight the bound is
   std::int64_t bound_ratio_index = -1;  // linear index of that element
+  // The element of bound_ratio, located (index -1 where no compared finite element had a finite
+  // bound): what the reason "N elements above the rigorous bound" names. JSON:
+  // rigorous_bound.worst_element.
+  ElementReport worst_element;
+  // The first element counted in errors.nan_mismatch (NaN returned where the exact value is not,
+  // or the reverse) and in errors.inf_mismatch, named by those failures' reasons; index -1 where
+  // there is none. bound and ratio are not set. JSON: first_nan, first_inf.
+  ElementReport first_nan, first_inf;
   double max_reference_bound = 0;
   std::int64_t beyond_range = 0;         // compared elements whose exact value exceeds the dtype
   std::int64_t overflow_as_inf = 0;      // ... where the implementation returned the signed inf
@@ -211,6 +238,18 @@ struct CaseContext {
   std::optional<Outputs> baseline;
   double seconds_reference = 0, seconds_inputs = 0, seconds_baseline = 0;
 };
+// The rigorous bounds (rule 2) of an implementation of arithmetic model `model` that reduces GQA
+// gradients by `gqa` on the case's inputs (c.backward: with dQ, dK, dV), computed by the code
+// run_check uses (bounds::bounds_and_envelopes; opt.bound_scale applied): +inf at every element when
+// the inputs are outside the valid domain (domain_note, when given, receives why; empty inside), and
+// outside a sampled check's sample (opt.reference.sample). They depend on the inputs alone, not on
+// the implementation's outputs: a flash-model backward forms D from its own O, but its bound covers
+// any O within O's bound; that O's actual error enters only rule 3's allowance (dq_from_d_error,
+// dk_from_d_error), left 0 here. Throws std::invalid_argument for an invalid case.
+bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel model,
+                                             GqaGradientReduction gqa = GqaGradientReduction::group_sum,
+                                             const CheckOptions& opt = {}, std::string* domain_note = nullptr);
+
 // Throws std::invalid_argument for an invalid case.
 CaseContext prepare_case(const Case& c, const CheckOptions& opt = {}, bool with_baseline = false);
 // The check of `impl` on a prepared case (c.impl is only a label). Without a prepared baseline

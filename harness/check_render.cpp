@@ -63,6 +63,11 @@ std::string to_table(const CheckRecord& r) {
       << (std::to_string(t.errors.nan_mismatch) + "/" + std::to_string(t.errors.inf_mismatch))
       << verdict_name(t.verdict) << "\n";
     for (const std::string& why : t.reasons) s << "       " << why << "\n";
+    // The element of err/bound, unless a reason (rule 2's) names it already.
+    if (const ElementReport& w = t.worst_element; w.index >= 0 && t.above_rigorous_bound == 0)
+      s << "       largest err/bound at " << describe_element(t.name, w) << ", bound " << short_number(w.bound)
+        << ", reference bound " << short_number(w.reference_bound) << " (" << short_number(w.ratio)
+        << "x the bound)\n";
     if (t.unbounded > 0)
       s << "       not judged: " << t.unbounded << " elements have no rigorous bound; only their bound-free envelope "
         << "was checked (" << t.outside_envelope << " outside it)\n";

@@ -194,6 +194,19 @@ json::Value metrics_json(const ErrorMetrics& m) {
           {"worst_reference", m.worst_reference}};
 }
 
+// A located element (check.h, ElementReport), null when there is none: its coordinates, the exact
+// and returned values and the bounds; with_bound adds the implementation's bound and the ratio.
+json::Value element_json(const ElementReport& e, bool with_bound) {
+  if (e.index < 0) return nullptr;
+  json::Value j = {{"index", e.coord}, {"exact", e.exact}, {"returned", e.returned}};
+  if (with_bound) {
+    j["bound"] = e.bound;
+    j["error_over_bound"] = e.ratio;
+  }
+  j["reference_bound"] = e.reference_bound;
+  return j;
+}
+
 }  // namespace
 
 // ---- Problem ----
@@ -316,9 +329,12 @@ void to_json(json::Value& j, const TensorCheck& t) {
                          {"conditional", t.conditional},
                          {"inf_within_bound", t.inf_within_bound},
                          {"max_bound", t.max_rigorous_bound},
-                         {"max_error_over_bound", t.bound_ratio}};
+                         {"max_error_over_bound", t.bound_ratio},
+                         {"worst_element", element_json(t.worst_element, true)}};
   j["not_judged"] = t.unbounded + t.vacuous;
   j["outside_envelope"] = t.outside_envelope;
+  j["first_nan"] = element_json(t.first_nan, false);
+  j["first_inf"] = element_json(t.first_inf, false);
   j["reasons"] = t.reasons;
   j["errors"] = metrics_json(t.errors);
   j["baseline_errors"] = metrics_json(t.baseline_errors);

@@ -55,6 +55,36 @@ class Reference:
         raise AttributeError(name)
 
 
+class Bounds:
+    """The rigorous per-element bounds of an implementation's arithmetic model on a case (what
+    `check` holds its outputs to, rule 2), per tensor: o, lse, dq, dk, dv (float64 arrays in the
+    tensor's shape; None where not computed). An implementation of that model returns x^ with
+    |x^ - x| <= bound at each element (x the exact result); `check` fails an element when
+    |x^ - reference| - reference bound > bound. +inf where the model gives no finite bound (every
+    element when the inputs are outside the valid domain, and outside a sampled case's sample).
+
+    dq_conditional, dk_conditional: True where the bound holds only when no intermediate overflowed
+    (a finite result certifies it). inputs_in_domain, domain_note: as Reference's.
+    """
+
+    def __init__(self, raw, case):
+        shapes = {"o": case.q_shape, "lse": case.lse_shape, "dq": case.q_shape, "dk": case.kv_shape,
+                  "dv": case.kv_shape}
+        self.tensors = {name: np.frombuffer(raw[name], dtype=np.float64).reshape(shape).copy()
+                        for name, shape in shapes.items() if name in raw}
+        self.dq_conditional = self.dk_conditional = None
+        if "dq_conditional" in raw:
+            self.dq_conditional = np.frombuffer(raw["dq_conditional"], dtype=np.uint8).reshape(case.q_shape) != 0
+            self.dk_conditional = np.frombuffer(raw["dk_conditional"], dtype=np.uint8).reshape(case.kv_shape) != 0
+        self.inputs_in_domain = raw["inputs_in_domain"]
+        self.domain_note = raw["domain_note"]
+
+    def __getattr__(self, name):
+        if name in ("o", "lse", "dq", "dk", "dv"):
+            return self.tensors.get(name)
+        raise AttributeError(name)
+
+
 class Case(ProblemShapes):
     """One check case: problem, input distribution and seed (inputs are a pure function of them).
 
@@ -153,6 +183,27 @@ class Case(ProblemShapes):
         backward = self.backward if backward is None else bool(backward)
         _core.check_case_cost(self._box, backward, None, None)  # check's default limits
         return Reference(_core.reference(self._box, backward, _integer("threads", threads, high=4096)), self)
+
+    def bounds(self, model="flash", gqa="group_sum", backward=None, threads=0):
+        """The rigorous per-element bounds (a Bounds: float64 arrays) that `check` holds an
+        implementation of this arithmetic model to on the case's inputs, computed by the same code.
+
+        model: "flash" or "naive", gqa: "group_sum" or "per_head_rounded" (check's arguments);
+        backward: also dQ, dK, dV (default: the case's own setting). The bounds depend on the inputs
+        alone, not on what an implementation returns: a flash-model backward forms D = rowsum(dO * O)
+        from its own O, and its dQ and dK bounds already cover any O within O's bound. (That O's
+        actual error enters only rule 3's tolerance, the record's d_error_share, not given here.)
+        A case read from a case file uses its saved check options (a sampled case: +inf outside
+        its sample); a record's rigorous_bound.worst_element.bound is the value at that index.
+        """
+        for value, allowed, what in ((model, ("flash", "naive"), "model"),
+                                     (gqa, ("group_sum", "per_head_rounded"), "gqa")):
+            if value not in allowed:
+                raise ValueError(f"{what} must be one of {', '.join(allowed)}, got {value!r}")
+        backward = self.backward if backward is None else bool(backward)
+        _core.check_case_cost(self._box, backward, None, None)  # check's default limits
+        raw = _core.bounds(self._box.to_json(""), model, gqa, backward, _integer("threads", threads, high=4096))
+        return Bounds(raw, self)
 
     def save(self, path, note=""):
         """Writes the case as a case file (`flashproof replay` / `flashproof.replay` re-run it)."""

@@ -353,10 +353,12 @@ PythonImplSettings settings_of(const std::string& name, bool has_backward, const
 }  // namespace
 }  // namespace flashproof::python
 
+namespace flashproof::python { void bind_bounds(nb::module_& m); }  // bounds_binding.cpp: _core.bounds
 NB_MODULE(_core, m) {
   using namespace flashproof;
   using namespace flashproof::python;
   m.doc() = "flashproof's harness (C++): cases, the certified reference, check, fuzz, properties";
+  bind_bounds(m);
 
   nb::class_<CaseBox>(m, "Case")
       .def_prop_ro("batch", [](const CaseBox& b) { return b.c.problem.batch; })
