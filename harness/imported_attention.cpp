@@ -54,22 +54,29 @@ std::string first_line(const fs::path& file) {
   return line.size() > 200 ? line.substr(0, 200) + "..." : line;
 }
 
-// How backend B reduces GQA gradients, from the "gqa_gradients" member of its info.json files
-// ("group-sum" or "per-head-rounded"; docs/exchange.md). A backend that says per-head-rounded for any
-// case is judged so everywhere (the looser bound); one that never says is judged as a kernel summing
-// the group in fp32. A bad info.json or value is a one-line error.
-GqaGradientReduction declared_gqa_reduction(const CaseList& cases, const std::string& backend) {
-  GqaGradientReduction declared = GqaGradientReduction::group_sum;
+// The backend's info.json files (docs/exchange.md), each with its path, to `read`.
+template <class Read>
+void for_each_info(const CaseList& cases, const std::string& backend, Read read) {
   std::error_code ec;
   for (const StoredCase& sc : cases) {
     const fs::path info = fs::path(sc.dir) / backend / "info.json";
     if (!fs::is_regular_file(info, ec)) continue;
     if (fs::file_size(info, ec) > (1u << 20)) throw std::invalid_argument(info.string() + ": larger than 1 MiB");
     std::ifstream in(info, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (exchange::declared_gqa_gradients(text, info.string()) == GqaGradientReduction::per_head_rounded)
-      declared = GqaGradientReduction::per_head_rounded;
+    read(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()), info.string());
   }
+}
+
+// How backend B reduces GQA gradients, from the "gqa_gradients" member of its info.json files
+// ("group-sum" or "per-head-rounded"; docs/exchange.md). A backend that says per-head-rounded for any
+// case is judged so everywhere (the looser bound); one that never says is judged as a kernel summing
+// the group in fp32. A bad info.json or value is a one-line error.
+GqaGradientReduction declared_gqa_reduction(const CaseList& cases, const std::string& backend) {
+  GqaGradientReduction declared = GqaGradientReduction::group_sum;
+  for_each_info(cases, backend, [&](const std::string& text, const std::string& path) {
+    if (exchange::declared_gqa_gradients(text, path) == GqaGradientReduction::per_head_rounded)
+      declared = GqaGradientReduction::per_head_rounded;
+  });
   return declared;
 }
 
@@ -78,19 +85,12 @@ GqaGradientReduction declared_gqa_reduction(const CaseList& cases, const std::st
 Support declared_backend_support(const CaseList& cases, const std::string& backend) {
   std::optional<Support> declared;
   std::string first;
-  std::error_code ec;
-  for (const StoredCase& sc : cases) {
-    const fs::path info = fs::path(sc.dir) / backend / "info.json";
-    if (!fs::is_regular_file(info, ec)) continue;
-    if (fs::file_size(info, ec) > (1u << 20)) throw std::invalid_argument(info.string() + ": larger than 1 MiB");
-    std::ifstream in(info, std::ios::binary);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const std::optional<Support> s = exchange::declared_support(text, info.string());
-    if (!s) continue;
-    if (declared && !(*s == *declared))
-      throw std::invalid_argument(info.string() + ": \"support\" differs from the one in " + first);
-    if (!declared) declared = s, first = info.string();
-  }
+  for_each_info(cases, backend, [&](const std::string& text, const std::string& path) {
+    const std::optional<Support> s = exchange::declared_support(text, path);
+    if (!s) return;
+    if (declared && !(*s == *declared)) throw std::invalid_argument(path + ": \"support\" differs from the one in " + first);
+    if (!declared) declared = s, first = path;
+  });
   return declared.value_or(Support{});
 }
 

@@ -142,13 +142,17 @@ const json::Value* campaign_parameter(const json::Value& campaign, std::string_v
   return member(json::find(campaign, "parameters"), key);
 }
 
+std::optional<std::uint64_t> ended_count(const CampaignInput& in, const char* key) {
+  const json::Value* counts = in.ended.is_null() ? nullptr : json::find(in.ended, key);
+  if (counts == nullptr || !counts->is_object()) return std::nullopt;
+  std::uint64_t n = 0;
+  for (const auto& [impl, v] : counts->items()) n += static_cast<std::uint64_t>(read_integer(&v).value_or(0));
+  return n;
+}
+
 std::uint64_t MergedCampaigns::ended_count(const char* key) const {
   std::uint64_t n = 0;
-  for (const CampaignInput& in : inputs) {
-    const json::Value* counts = in.ended.is_null() ? nullptr : json::find(in.ended, key);
-    if (counts == nullptr || !counts->is_object()) continue;
-    for (const auto& [impl, v] : counts->items()) n += static_cast<std::uint64_t>(read_integer(&v).value_or(0));
-  }
+  for (const CampaignInput& in : inputs) n += report::ended_count(in, key).value_or(0);
   return n;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <cstdint>
+#include <optional>
 
 #include "core/json.h"
 #include "report/fuzz_record.h"
@@ -38,6 +39,10 @@ struct MergedCampaigns {
   // or refused when it ran) and the cases fitted into a declared support ("fitted").
   std::uint64_t ended_count(const char* key) const;
 };
+
+// One input's ended.json count (the sum over implementations of its object `key`); nullopt where
+// ended.json does not say (absent, or written before the count).
+std::optional<std::uint64_t> ended_count(const CampaignInput& in, const char* key);
 
 // Reads DIR/campaign.json and DIR/cases.jsonl of each dir. A record's key is (campaign seed,
 // index, impl, the case's own seed); the first record of a key is kept, later ones are counted

@@ -68,16 +68,13 @@ Table inputs_table(const Report& report) {
                               : !in.campaign.is_null() ? "no"
                                                        : "-";
     // From ended.json (fuzz/end_marker.h), "-" where it does not say (absent, or older).
-    const auto ended_count = [&](const char* key) -> std::string {
-      const json::Value* counts = in.ended.is_null() ? nullptr : json::find(in.ended, key);
-      if (counts == nullptr || !counts->is_object()) return "-";
-      std::uint64_t n = 0;
-      for (const auto& [impl, v] : counts->items()) n += static_cast<std::uint64_t>(read_integer(&v).value_or(0));
-      return count_text(n);
+    const auto counted_in_end = [&](const char* key) {
+      const std::optional<std::uint64_t> n = ended_count(in, key);
+      return n ? count_text(*n) : std::string("-");
     };
     t.rows.push_back({in.dir, seed != nullptr ? scalar_text(seed) : "-", shard_text(in.campaign),
                       count_text(in.records), count_text(in.skipped_lines), count_text(in.duplicates), ended,
-                      ended_count("unsupported"), ended_count("fitted")});
+                      counted_in_end("unsupported"), counted_in_end("fitted")});
   }
   return t;
 }

@@ -34,20 +34,12 @@ def _window_side(name, value):
     return -1 if value < 0 else value
 
 
-class Reference:
-    """The certified reference of a case (what `check` judges against), per tensor."""
+def _tensor_shapes(case):
+    return {"o": case.q_shape, "lse": case.lse_shape, "dq": case.q_shape, "dk": case.kv_shape, "dv": case.kv_shape}
 
-    def __init__(self, raw, case):
-        shapes = {"o": case.q_shape, "lse": case.lse_shape, "dq": case.q_shape, "dk": case.kv_shape,
-                  "dv": case.kv_shape}
-        self.tensors = {}
-        for name, shape in shapes.items():
-            if name in raw:
-                value, bound, magnitude, checked = (np.frombuffer(b, dtype=np.float64).reshape(shape).copy()
-                                                    for b in raw[name])
-                self.tensors[name] = CertifiedTensor(value, bound, magnitude, checked != 0)
-        self.inputs_in_domain = raw["inputs_in_domain"]
-        self.domain_note = raw["domain_note"]
+
+class _PerTensor:
+    """o, lse, dq, dk, dv looked up in self.tensors (None where not computed)."""
 
     def __getattr__(self, name):
         if name in ("o", "lse", "dq", "dk", "dv"):
@@ -55,7 +47,22 @@ class Reference:
         raise AttributeError(name)
 
 
-class Bounds:
+class Reference(_PerTensor):
+    """The certified reference of a case (what `check` judges against), per tensor."""
+
+    def __init__(self, raw, case):
+        self.tensors = {}
+        for name, shape in _tensor_shapes(case).items():
+            if name in raw:
+                value, bound, magnitude, checked = (np.frombuffer(b, dtype=np.float64).reshape(shape).copy()
+                                                    for b in raw[name])
+                self.tensors[name] = CertifiedTensor(value, bound, magnitude, checked != 0)
+        self.inputs_in_domain = raw["inputs_in_domain"]
+        self.domain_note = raw["domain_note"]
+
+
+
+class Bounds(_PerTensor):
     """The rigorous per-element bounds of an implementation's arithmetic model on a case (what
     `check` holds its outputs to, rule 2), per tensor: o, lse, dq, dk, dv (float64 arrays in the
     tensor's shape; None where not computed). An implementation of that model returns x^ with
@@ -68,10 +75,8 @@ class Bounds:
     """
 
     def __init__(self, raw, case):
-        shapes = {"o": case.q_shape, "lse": case.lse_shape, "dq": case.q_shape, "dk": case.kv_shape,
-                  "dv": case.kv_shape}
         self.tensors = {name: np.frombuffer(raw[name], dtype=np.float64).reshape(shape).copy()
-                        for name, shape in shapes.items() if name in raw}
+                        for name, shape in _tensor_shapes(case).items() if name in raw}
         self.dq_conditional = self.dk_conditional = None
         if "dq_conditional" in raw:
             self.dq_conditional = np.frombuffer(raw["dq_conditional"], dtype=np.uint8).reshape(case.q_shape) != 0
@@ -79,10 +84,6 @@ class Bounds:
         self.inputs_in_domain = raw["inputs_in_domain"]
         self.domain_note = raw["domain_note"]
 
-    def __getattr__(self, name):
-        if name in ("o", "lse", "dq", "dk", "dv"):
-            return self.tensors.get(name)
-        raise AttributeError(name)
 
 
 class Case(ProblemShapes):
