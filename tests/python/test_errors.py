@@ -1,4 +1,8 @@
 """Bad input from Python: one-line ValueError/TypeError, never a crash."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -145,3 +149,48 @@ def test_cost_limits():
         flashproof.check(must_not_run, CASE, max_work=-1)
     assert "positive" in one_line(e)
     assert flashproof.check(kernels.forward, CASE, max_work=4 * 4 * 8)["verdict"] == "pass"
+
+
+# A user's suite: parametrized cases whose checks fail by the callable's exception, the properties
+# and a campaign. At exit nanobind saw every parametrized Case still held by pytest and printed one
+# "leaked instance" line each (issue 50); none is a leak of flashproof's.
+SUITE = """
+import sys
+sys.path.insert(0, {here!r})
+import pytest
+import flashproof, flashproof.testing as ft
+import kernels
+
+def bad_forward(q, k, v, p):
+    if p.seqlen_k > 20:
+        raise ValueError("boom")
+    return kernels.forward(q, k, v, p)
+
+@pytest.mark.parametrize("case", ft.cases(40, seed=1), ids=str)
+def test_check(case):
+    ft.assert_check(bad_forward, case)
+
+def test_properties():
+    ft.assert_properties(bad_forward, names=["differential"], cases=20)
+
+def test_fuzz(tmp_path):
+    flashproof.fuzz(bad_forward, out=tmp_path / "f", cases=6, max_seqlen=48, max_work=2**15, progress=False)
+"""
+
+
+def test_no_leak_messages_at_exit(tmp_path):
+    suite = tmp_path / "test_suite.py"
+    suite.write_text(SUITE.format(here=os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, FLASHPROOF_CASE_DIR=str(tmp_path / "failed"))
+    env.pop("FLASHPROOF_LEAK_WARNINGS", None)
+
+    def run(**extra):
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(suite)],
+                              capture_output=True, text=True, env=dict(env, **extra), cwd=tmp_path)
+
+    quiet = run()
+    assert "failed" in quiet.stdout, quiet.stdout[-2000:]  # the suite ran, and its checks failed
+    assert "leaked" not in quiet.stdout + quiet.stderr, (quiet.stdout + quiet.stderr)[-2000:]
+    # Its twin: with nanobind's report turned back on, the same suite prints them.
+    loud = run(FLASHPROOF_LEAK_WARNINGS="1")
+    assert "leaked instance" in loud.stdout + loud.stderr, (loud.stdout + loud.stderr)[-2000:]
