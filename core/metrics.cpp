@@ -85,13 +85,17 @@ ErrorMetrics compare(const HostTensor& actual, const ReferenceView& ref,
         if (has_tol && !(beta <= opt.loose_fraction * tol)) ++m.loose_reference;
       }
       if (!(std::isfinite(a) && std::isfinite(r))) [[unlikely]] {
+        const auto first = [&](std::int64_t& index) {
+          if (index < 0) index = static_cast<std::int64_t>(k);
+        };
         if (std::isnan(r)) {
           ++m.nonfinite_reference;
-          if (!std::isnan(a)) ++m.nan_mismatch;
+          if (!std::isnan(a)) ++m.nan_mismatch, first(m.first_nan_index);
           return;  // no error is known; the harness fails on nonfinite_reference
         }
         if (std::isnan(a) || a != r) {  // NaN, or inf against finite or the other inf
           ++(std::isnan(a) ? m.nan_mismatch : m.inf_mismatch);
+          first(std::isnan(a) ? m.first_nan_index : m.first_inf_index);
           if (m.first_mismatch_index < 0) m.first_mismatch_index = static_cast<std::int64_t>(k);
           if (has_tol) ++above_bound;
         }

@@ -64,6 +64,8 @@ struct ErrorMetrics {
   std::int64_t nan_mismatch = 0;
   std::int64_t inf_mismatch = 0;
   std::int64_t first_mismatch_index = -1;  // linear index of the first NaN/inf mismatch
+  std::int64_t first_nan_index = -1;       // ... of the first NaN mismatch (in nan_mismatch)
+  std::int64_t first_inf_index = -1;       // ... of the first inf mismatch (in inf_mismatch)
   std::int64_t worst_index = -1;           // linear index of the (first) max-abs finite pair
   std::array<std::int64_t, 4> worst_coord{-1, -1, -1, -1};
   double worst_value = 0, worst_reference = 0;

@@ -106,42 +106,16 @@ std::string number(double x, int digits) {
   return buffer;
 }
 
-// Whether an inf returned where the exact value is finite is left out of the comparison by the
-// verdict rules (harness/verdict.cpp, not an inf mismatch there): the signed inf where the exact
-// value is beyond the dtype's range (range_classes), or an inf that rule 2 reaches (r +- (bound +
-// reference bound) rounds to it: inf_within_bound, opposite_inf_within_bound).
-bool inf_admitted(DType t, double a, double r, double ref_bound, double bound) {
-  if (!std::isfinite(r)) return false;
-  if (std::signbit(a) == std::signbit(r) && ref_bound <= 0x1p-20 * std::fabs(r) &&
-      std::isinf(round_to(t, std::fabs(r) + ref_bound)))
-    return true;
-  if (!std::isfinite(bound)) return false;
-  const double reach = bound + ref_bound;
-  return round_to(t, a > 0 ? r + reach : r - reach) == a;
-}
-
 // Locates the tensor's named elements and names them in its reasons (the verdict rules write the
 // reasons' counts, harness/verdict.cpp; the elements are added here, after the reason they belong
 // to: "..., at dK[0, 3, 1, 5]: exact ..., returned ..., bound ..., reference bound ...").
 void name_elements(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
                    const std::vector<double>& bound) {
   t.worst_element = element_at(actual, ref, bound, t.bound_ratio_index);
-  const std::int64_t first = t.errors.first_mismatch_index;  // no NaN or inf mismatch before it
-  if (first >= 0) {
-    std::int64_t nan_at = -1, inf_at = -1;
-    actual.for_each_value([&](std::size_t x, double a) {
-      if (static_cast<std::int64_t>(x) < first || !ref.checked[x] || (nan_at >= 0 && inf_at >= 0)) return;
-      const double r = ref.value[x];
-      if (std::isnan(a) != std::isnan(r)) {
-        if (nan_at < 0) nan_at = static_cast<std::int64_t>(x);
-      } else if (!std::isnan(a) && a != r && (std::isinf(a) || std::isinf(r)) &&
-                 !(std::isinf(a) && inf_admitted(actual.dtype(), a, r, ref.bound[x], bound[x]))) {
-        if (inf_at < 0) inf_at = static_cast<std::int64_t>(x);
-      }
-    });
-    if (t.errors.nan_mismatch > 0) t.first_nan = element_at(actual, ref, bound, nan_at);
-    if (t.errors.inf_mismatch > 0) t.first_inf = element_at(actual, ref, bound, inf_at);
-  }
+  // The first NaN and inf mismatches as the comparison counted them (core/metrics.h), so the named
+  // elements are the ones the verdict rules failed.
+  if (t.errors.nan_mismatch > 0) t.first_nan = element_at(actual, ref, bound, t.errors.first_nan_index);
+  if (t.errors.inf_mismatch > 0) t.first_inf = element_at(actual, ref, bound, t.errors.first_inf_index);
   for (std::string& why : t.reasons) {
     auto starts = [&](const std::string& prefix) { return why.rfind(prefix, 0) == 0; };
     const ElementReport& w = t.worst_element;

@@ -60,7 +60,7 @@ void from_json(const json::Value& j, CaseFile& f);
 // can tell by which rule it failed (fuzz/failure_signature.h); "loose_reference" was added for that
 // on 2026-11-28 (docs/case-files.md): a record written before has none, which readers take as 0.
 // "rigorous_bound.worst_element", "first_nan" and "first_inf" (the elements a failure names,
-// TensorCheck::worst_element, first_nan, first_inf; null where there is none) were added in issue 50:
+// TensorCheck::worst_element, first_nan, first_inf; null where there is none) were added on 2026-11-28:
 // a record written before has none, which readers take as null.
 void to_json(json::Value& j, const TensorCheck& t);
 void to_json(json::Value& j, const CheckRecord& r);

@@ -363,7 +363,7 @@ NB_MODULE(_core, m) {
   // nanobind reports every instance still alive when this module is torn down at interpreter exit.
   // A pytest session holds its parametrized cases (and its failures' tracebacks) past that point,
   // so a suite that checked a kernel, ran its properties and a campaign printed one "leaked
-  // instance ... Case" line per case at exit, none of them a leak of flashproof's (issue 50).
+  // instance ... Case" line per case at exit, none of them a leak of flashproof's.
   // FLASHPROOF_LEAK_WARNINGS=1 turns the report back on for whoever hunts a real leak.
   const char* leak_warnings = std::getenv("FLASHPROOF_LEAK_WARNINGS");
   nb::set_leak_warnings(leak_warnings != nullptr && std::string_view(leak_warnings) == "1");

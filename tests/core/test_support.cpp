@@ -16,7 +16,7 @@ Problem problem(std::int64_t sq, std::int64_t sk, std::int64_t d = 64) {
   return p;
 }
 
-// The kernel of issue 50's first hour: no windows, no GQA, top-left causal, lengths above 128
+// A kernel with typical limits: no windows, no GQA, top-left causal, lengths above 128
 // multiples of 128, fp16 only, head dims 64 and 128.
 Support first_hour_kernel() {
   Support s;

@@ -1,4 +1,4 @@
-// A failure names its element (issue 50): an implementation that moves one known element past its
+// A failure names its element: an implementation that moves one known element past its
 // rigorous bound fails with a reason, a record (rigorous_bound.worst_element) and a table that name
 // exactly that element, with its exact and returned values, the implementation's bound there (the
 // one rigorous_bounds gives) and the reference's; moved within its bound, no element is named as

@@ -127,7 +127,7 @@ TEST(BrokenVariantsSchedules, AtomicDqDeclaredReproducibleIsCaught) {
   EXPECT_FALSE(caught.holds);
   EXPECT_NE(caught.why.find("run under schedule "), std::string::npos) << caught.why;
   EXPECT_NE(caught.why.find("dQ not bitwise equal"), std::string::npos) << caught.why;
-  // It says that the property asks for equal bits, not accuracy (issue 50: a 1-ulp difference read as a defect).
+  // It says that the property asks for equal bits, not accuracy (a 1-ulp difference must not read as a defect).
   EXPECT_NE(caught.why.find("this property demands bitwise equality"), std::string::npos) << caught.why;
   std::cout << broken.name() << ": " << caught.why << "\n";
   // Explored schedules only, each the same on every run: the failure reproduces exactly, as a

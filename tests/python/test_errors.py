@@ -153,7 +153,7 @@ def test_cost_limits():
 
 # A user's suite: parametrized cases whose checks fail by the callable's exception, the properties
 # and a campaign. At exit nanobind saw every parametrized Case still held by pytest and printed one
-# "leaked instance" line each (issue 50); none is a leak of flashproof's.
+# "leaked instance" line each; none is a leak of flashproof's.
 SUITE = """
 import sys
 sys.path.insert(0, {here!r})

@@ -1,4 +1,4 @@
-"""A failure names its element (issue 50): assert_check's message names the element past its bound
+"""A failure names its element: assert_check's message names the element past its bound
 (coordinates, exact and returned values, the bound), the record's rigorous_bound.worst_element
 carries it, and Case.bounds() gives the bound the check held it to."""
 import numpy as np

@@ -9,7 +9,7 @@ import kernels
 
 SMALL = dict(max_seqlen=48, max_work=2**15, progress=False)
 
-# A kernel with the limits of issue 50's first hour: top-left causal, no windows, no GQA, lengths
+# A kernel with the limits of docs/plugging-in.md's example: top-left causal, no windows, no GQA, lengths
 # above 16 multiples of 16.
 TOP_LEFT = flashproof.Support(masks=("none", "causal"), mask_alignment="top-left", gqa=False, seqlen_multiple=16,
                               seqlen_free_up_to=16)
