@@ -98,7 +98,7 @@ void BackwardRowBounds::dq_bound(const CaseConstants& cs, const GroupInputs& g, 
                                  RowGradientTerms& t) {
   const std::int64_t d = cs.d, n = static_cast<std::int64_t>(r.keys.size());
   const double u = cs.k.u, fl = cs.k.flush, nd = static_cast<double>(n);
-  const double g_q = cs.k.flash ? gam_products(nd + ceil_div(cs.p.seqlen_k, 16) + 2, cs.k, cs.k.sum_eta)
+  const double g_q = cs.k.flash ? gam_products(nd + ceil_div(cs.p.max_seqlen_k(), 16) + 2, cs.k, cs.k.sum_eta)
                                 : gam_products(nd, cs.k, u);
   col_err_.assign(d, 0), col_mag_.assign(d, 0);  // key-major: rows of K in the inner loop
   // The per-key factors in locals and the rows as restrict pointers: the column loops vectorise.

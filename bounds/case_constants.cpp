@@ -8,10 +8,10 @@ namespace flashproof::bounds {
 
 CaseConstants::CaseConstants(const Problem& problem, ArithmeticModel model, GqaGradientReduction gqa)
     : p(problem), k(constants_for(model, problem.dtype)),
-      mask{problem.mask_offset(), problem.window_left, problem.window_right}, d(problem.head_dim),
+      keys(problem), d(problem.head_dim),
       dot_len(ceil_div(problem.head_dim, k.dot_block) * k.dot_block),
       sig(std::fabs(static_cast<double>(problem.softmax_scale()))),
-      steps(k.flash ? ceil_div(problem.seqlen_k, 16) + 2 : 0), lam_u(lam(k.u)), lam_uh(lam(k.dtype_u)),
+      steps(k.flash ? ceil_div(problem.max_seqlen_k(), 16) + 2 : 0), lam_u(lam(k.u)), lam_uh(lam(k.dtype_u)),
       lam_exp(lam(k.exp_rel)), lam_exp_chain(lam(k.exp_rel + 5 * k.u)),
       exp_rounds_up(std::exp(lam_uh + (2 * static_cast<double>(steps) + 3) * lam_u)),
       exp_rounds_lo(std::exp(-lam_uh - (2 * static_cast<double>(steps) + 3) * lam_u)),

@@ -9,7 +9,7 @@
 #include "bounds/arithmetic_constants.h"
 #include "core/attention_impl.h"
 #include "core/problem.h"
-#include "kernels/algo/mask.h"
+#include "kernels/algo/row_keys.h"
 
 namespace flashproof::bounds {
 
@@ -18,7 +18,7 @@ struct CaseConstants {
 
   const Problem& p;
   ArithmeticConstants k;
-  algo::WindowMask<std::int64_t> mask;
+  algo::RowKeys keys;       // the keys each row sees (dense or packed)
   std::int64_t d, dot_len;  // head_dim, and the head dim padded to the tensor-core k
   double sig;               // |softmax_scale|
   std::int64_t steps;       // flash: rescale steps a weight can pass through (F3)

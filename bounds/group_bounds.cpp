@@ -26,7 +26,7 @@ void GroupBounds::run(std::int64_t b, std::int64_t hk, GroupEnvelopes* envelopes
       const bool row_wanted = !wanted_ || wanted_->row(cs_.row_index(b, h, i));
       const bool bounds_visit =
           rigorous && (row_wanted || std::any_of(wanted_keys.begin(), wanted_keys.end(),
-                                                 [&](std::int64_t j) { return cs_.mask.visible(i, j); }));
+                                                 [&](std::int64_t j) { return cs_.keys.visible(i, j); }));
       const bool envelope_judges = envelopes && row_wanted;
       const bool envelope_other = !row_wanted && others_reach_columns;
       if (!bounds_visit && !envelope_judges && !envelope_other) continue;
@@ -53,8 +53,8 @@ void GroupBounds::run(std::int64_t b, std::int64_t hk, GroupEnvelopes* envelopes
 }
 
 void GroupBounds::find_keys(std::int64_t i) {
-  for (std::int64_t j = 0; j < cs_.p.seqlen_k; ++j)
-    if (cs_.mask.visible(i, j)) row_.keys.push_back(j);
+  const algo::KeyRange<std::int64_t> seen = cs_.keys.of_row(i);
+  for (std::int64_t j = seen.begin; j < seen.end; ++j) row_.keys.push_back(j);
 }
 
 void GroupBounds::write_forward(std::int64_t h, std::int64_t i) {

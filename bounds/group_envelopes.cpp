@@ -57,7 +57,7 @@ GroupEnvelopes::GroupEnvelopes(const Problem& p, const Inputs& in, bool backward
                                const OutputSample* sample, Envelopes& out)
     : p_(p), in_(in), backward_(backward), s_(slack), sample_(sample), out_(out), d_(p.head_dim),
       scale_(static_cast<double>(p.softmax_scale())), tiny_(from_bits(p.dtype, 1)),
-      mask_{p.mask_offset(), p.window_left, p.window_right} {}
+      keys_(p) {}
 
 bool GroupEnvelopes::start(std::int64_t b, std::int64_t hk, const std::vector<double>& keys,
                            const std::vector<double>& values) {
@@ -138,7 +138,7 @@ void GroupEnvelopes::add_to_columns(std::int64_t i, double w, const std::vector<
     for (std::int64_t j : *keys) add(j);
   } else {
     for (std::int64_t j : cols_)
-      if (mask_.visible(i, j)) add(j);
+      if (keys_.visible(i, j)) add(j);
   }
 }
 

@@ -10,7 +10,7 @@
 #include "core/generators.h"
 #include "core/output_sample.h"
 #include "core/problem.h"
-#include "kernels/algo/mask.h"
+#include "kernels/algo/row_keys.h"
 
 namespace flashproof::bounds {
 
@@ -51,7 +51,7 @@ class GroupEnvelopes {
   Envelopes& out_;
   std::int64_t d_, b_ = 0, hk_ = 0;
   double scale_, tiny_;
-  algo::WindowMask<std::int64_t> mask_;
+  algo::RowKeys keys_;
   const std::vector<double>*key_ = nullptr, *val_ = nullptr;
   std::vector<std::int64_t> cols_;
   std::vector<double> q_, dout_, vmin_, vmax_, vabs_, vabs_all_, kabs_, dk_sum_, dv_sum_;

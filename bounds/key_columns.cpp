@@ -65,7 +65,7 @@ void KeyColumnBounds::finish(const CaseConstants& cs, std::int64_t b, std::int64
   const ArithmeticConstants& k = cs.k;
   for (std::int64_t j : wanted_keys_) {
     const double rows = static_cast<double>(rows_seeing_[j]);
-    const double g_k = k.flash ? gam_products(rows + g * ceil_div(cs.p.seqlen_q, 16) + 2, k, k.sum_eta)
+    const double g_k = k.flash ? gam_products(rows + g * ceil_div(cs.p.max_seqlen_q(), 16) + 2, k, k.sum_eta)
                                : gam_products(rows, k, k.u);
     const double underflow = rows * k.flush;  // products dS q and P dO below 2^-126
     for (std::int64_t c = 0; c < d; ++c) {

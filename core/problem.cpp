@@ -1,5 +1,6 @@
 #include "core/problem.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -11,6 +12,35 @@ thread_local std::uint64_t validations = 0;
 
 std::string positive_error(const char* name, std::int64_t v) {
   return v >= 1 ? std::string() : std::string(name) + " (" + std::to_string(v) + ") must be >= 1";
+}
+
+// One side's offsets: from 0, non-decreasing, ending at the tensor's length.
+std::string offsets_error(const char* name, const std::vector<std::int64_t>& cu, const char* length_name,
+                          std::int64_t length) {
+  const std::string n(name);
+  if (cu.size() < 2) return n + " must hold at least 2 offsets (0 and the total length)";
+  if (cu.front() != 0) return n + " must start at 0, not " + std::to_string(cu.front());
+  for (std::size_t b = 1; b < cu.size(); ++b)
+    if (cu[b] < cu[b - 1])
+      return n + " must not decrease (offset " + std::to_string(b) + " is " + std::to_string(cu[b]) +
+             " after " + std::to_string(cu[b - 1]) + ")";
+  if (cu.back() != length)
+    return n + " must end at " + length_name + " (" + std::to_string(length) + "), not " +
+           std::to_string(cu.back());
+  return {};
+}
+
+std::string packing_error(const Problem& p) {
+  if (p.cu_seqlens_q.empty() && p.cu_seqlens_k.empty()) return {};
+  if (p.cu_seqlens_q.empty() || p.cu_seqlens_k.empty())
+    return "cu_seqlens_q and cu_seqlens_k must be given together";
+  if (p.cu_seqlens_q.size() != p.cu_seqlens_k.size())
+    return "cu_seqlens_q (" + std::to_string(p.cu_seqlens_q.size()) + " offsets) and cu_seqlens_k (" +
+           std::to_string(p.cu_seqlens_k.size()) + ") must describe as many sequences";
+  if (p.batch != 1)
+    return "a packed batch is stored as batch 1 (cu_seqlens_q/k give its sequences), not " + std::to_string(p.batch);
+  if (auto e = offsets_error("cu_seqlens_q", p.cu_seqlens_q, "seqlen_q", p.seqlen_q); !e.empty()) return e;
+  return offsets_error("cu_seqlens_k", p.cu_seqlens_k, "seqlen_k", p.seqlen_k);
 }
 }  // namespace
 
@@ -29,6 +59,7 @@ std::string Problem::validate() const {
     return "window (" + std::to_string(window_left) + "," + std::to_string(window_right) +
            ") sides must be >= 0, or -1 for unbounded";
   if (scale && !std::isfinite(*scale)) return "scale must be finite";
+  if (auto e = packing_error(*this); !e.empty()) return e;
   // Element counts are checked by division so that the products cannot overflow.
   auto too_big = [](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
     std::int64_t n = 1;
@@ -45,6 +76,18 @@ std::string Problem::validate() const {
   return {};
 }
 
+namespace {
+std::int64_t longest(const std::vector<std::int64_t>& cu, std::int64_t dense) {
+  if (cu.empty()) return dense;
+  std::int64_t m = 0;
+  for (std::size_t b = 1; b < cu.size(); ++b) m = std::max(m, cu[b] - cu[b - 1]);
+  return m;
+}
+}  // namespace
+
+std::int64_t Problem::max_seqlen_q() const { return longest(cu_seqlens_q, seqlen_q); }
+std::int64_t Problem::max_seqlen_k() const { return longest(cu_seqlens_k, seqlen_k); }
+
 float Problem::softmax_scale() const {
   if (scale) return *scale;
   return static_cast<float>(1.0 / std::sqrt(static_cast<double>(head_dim)));
@@ -59,6 +102,12 @@ std::string Problem::describe() const {
   else if (has_mask())
     s << " window=" << window_left << "," << window_right;
   if (scale) s << " scale=" << *scale;
+  if (packed()) {  // the lengths, the first 8 sequences in full
+    s << " packed=" << sequences() << " [";
+    for (std::int64_t b = 0; b < sequences() && b < 8; ++b)
+      s << (b ? " " : "") << cu_seqlens_q[b + 1] - cu_seqlens_q[b] << "/" << cu_seqlens_k[b + 1] - cu_seqlens_k[b];
+    s << (sequences() > 8 ? " ...]" : "]");
+  }
   return s.str();
 }
 

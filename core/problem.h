@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/dtype.h"
 
@@ -24,6 +25,11 @@ struct Problem {
   // Bottom-right aligned window; a negative side is unbounded. Causal is (-1, 0).
   std::int64_t window_left = -1;
   std::int64_t window_right = -1;
+  // A packed batch (docs/spec.md "Packed batches"): B + 1 cumulative offsets each, from 0 up to
+  // seqlen_q (seqlen_k), non-decreasing; sequence b's rows are [cu_seqlens_q[b], cu_seqlens_q[b+1]).
+  // The tensors then have batch 1 (FlashAttention-2's varlen layout). Both empty: a dense batch.
+  std::vector<std::int64_t> cu_seqlens_q;
+  std::vector<std::int64_t> cu_seqlens_k;
 
   static constexpr std::int64_t max_head_dim = 256;
   static constexpr std::int64_t max_elements = std::int64_t{1} << 34;
@@ -44,14 +50,22 @@ struct Problem {
   bool has_mask() const { return window_left >= 0 || window_right >= 0; }
   std::int64_t group_size() const { return heads_q / heads_kv; }
   std::int64_t kv_head(std::int64_t h) const { return h / group_size(); }
+  // Dense problems only: a packed batch aligns each sequence to its own end (algo/row_keys.h).
   std::int64_t mask_offset() const { return seqlen_k - seqlen_q; }
+  bool packed() const { return !cu_seqlens_q.empty(); }
+  std::int64_t sequences() const { return packed() ? static_cast<std::int64_t>(cu_seqlens_q.size()) - 1 : batch; }
+  // The longest sequence's lengths (seqlen_q and seqlen_k for a dense problem): what one row's and
+  // one key's sums run over.
+  std::int64_t max_seqlen_q() const;
+  std::int64_t max_seqlen_k() const;
 
   // Layouts of docs/spec.md "Semantics" (row-major, contiguous).
   std::array<std::int64_t, 4> q_shape() const { return {batch, seqlen_q, heads_q, head_dim}; }
   std::array<std::int64_t, 4> kv_shape() const { return {batch, seqlen_k, heads_kv, head_dim}; }
   std::array<std::int64_t, 4> lse_shape() const { return {batch, heads_q, seqlen_q, 1}; }
 
-  std::string describe() const;  // one line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal"
+  std::string describe() const;  // one line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal";
+                                 // a packed batch adds its sequences' lengths
 
   bool operator==(const Problem&) const = default;
 };

@@ -72,10 +72,19 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward) {
   if (!s.gqa && p.heads_q != p.heads_kv) return "GQA (heads_q != heads_kv) is not declared";
   const MaskKind kind = mask_kind(p);
   if (!allows(s, kind)) return std::string(kind_name(kind)) + " is not declared";
-  if (kind != MaskKind::none && s.alignment == MaskAlignment::top_left && p.seqlen_q != p.seqlen_k)
-    return "the declared mask is top-left aligned, which is flashproof's bottom-right mask only where seqlen_q == seqlen_k";
-  if (std::string e = length_problem(s, "seqlen_q", p.seqlen_q, s.max_seqlen_q); !e.empty()) return e;
-  return length_problem(s, "seqlen_k", p.seqlen_k, s.max_seqlen_k);
+  if (p.packed() && !s.packed) return "packed batches (cu_seqlens_q/k) are not declared";
+  // The length rules, for a packed batch per sequence.
+  for (std::int64_t b = 0; b < (p.packed() ? p.sequences() : 1); ++b) {
+    const std::int64_t sq = p.packed() ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
+    const std::int64_t sk = p.packed() ? p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b] : p.seqlen_k;
+    const std::string which = p.packed() ? " of sequence " + std::to_string(b) : "";
+    if (kind != MaskKind::none && s.alignment == MaskAlignment::top_left && sq != sk)
+      return "the declared mask is top-left aligned, which is flashproof's bottom-right mask only where seqlen_q == seqlen_k" +
+             which;
+    if (std::string e = length_problem(s, "seqlen_q", sq, s.max_seqlen_q); !e.empty()) return e + which;
+    if (std::string e = length_problem(s, "seqlen_k", sk, s.max_seqlen_k); !e.empty()) return e + which;
+  }
+  return {};
 }
 
 bool fit_to_support(Problem& p, const Support& s) {
@@ -101,9 +110,27 @@ bool fit_to_support(Problem& p, const Support& s) {
       break;
     }
   }
-  q.seqlen_q = fit_length(s, q.seqlen_q, s.max_seqlen_q);
-  q.seqlen_k = fit_length(s, q.seqlen_k, s.max_seqlen_k);
-  if (q.has_mask() && s.alignment == MaskAlignment::top_left) q.seqlen_q = q.seqlen_k = std::min(q.seqlen_q, q.seqlen_k);
+  if (q.packed() && !s.packed) {  // one dense sequence of the longest lengths
+    q.seqlen_q = std::max<std::int64_t>(1, q.max_seqlen_q());
+    q.seqlen_k = std::max<std::int64_t>(1, q.max_seqlen_k());
+    q.cu_seqlens_q.clear(), q.cu_seqlens_k.clear();
+  }
+  if (q.packed()) {  // each sequence's lengths, the offsets rebuilt from them
+    std::int64_t total_q = 0, total_k = 0;
+    for (std::size_t b = 1; b < q.cu_seqlens_q.size(); ++b) {
+      std::int64_t sq = p.cu_seqlens_q[b] - p.cu_seqlens_q[b - 1], sk = p.cu_seqlens_k[b] - p.cu_seqlens_k[b - 1];
+      if (sq > 0) sq = fit_length(s, sq, s.max_seqlen_q);
+      if (sk > 0) sk = fit_length(s, sk, s.max_seqlen_k);
+      if (q.has_mask() && s.alignment == MaskAlignment::top_left) sq = sk = std::min(sq, sk);
+      q.cu_seqlens_q[b] = total_q += sq;
+      q.cu_seqlens_k[b] = total_k += sk;
+    }
+    q.seqlen_q = total_q, q.seqlen_k = total_k;
+  } else {
+    q.seqlen_q = fit_length(s, q.seqlen_q, s.max_seqlen_q);
+    q.seqlen_k = fit_length(s, q.seqlen_k, s.max_seqlen_k);
+    if (q.has_mask() && s.alignment == MaskAlignment::top_left) q.seqlen_q = q.seqlen_k = std::min(q.seqlen_q, q.seqlen_k);
+  }
   if (q == p || !q.validate().empty()) return false;
   p = q;
   return true;
@@ -136,7 +163,9 @@ std::string describe(const Support& s) {
                     " multiples of " + std::to_string(s.seqlen_multiple));
   if (s.max_seqlen_q > 0) parts.push_back("seqlen_q at most " + std::to_string(s.max_seqlen_q));
   if (s.max_seqlen_k > 0) parts.push_back("seqlen_k at most " + std::to_string(s.max_seqlen_k));
-  return parts.empty() ? "everything" : join(parts, "; ");
+  if (parts.empty()) return s.packed ? "everything" : "every dense problem";
+  if (s.packed) parts.emplace_back("packed batches");
+  return join(parts, "; ");
 }
 
 }  // namespace flashproof

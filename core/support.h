@@ -34,6 +34,10 @@ struct Support {
   std::int64_t seqlen_multiple = 1;
   std::int64_t seqlen_free_up_to = 0;
   std::int64_t max_seqlen_q = 0, max_seqlen_k = 0;  // 0: no maximum
+  // Packed batches (Problem::cu_seqlens_q/k). Off unless declared: an implementation written
+  // before them would read the packed storage as one long sequence. The length rules above then
+  // apply to each sequence.
+  bool packed = false;
 
   bool operator==(const Support&) const = default;
 };
@@ -49,12 +53,14 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward);
 // p moved into s where a shape constraint can be met by changing the shape (the lengths rounded
 // down to the multiple and clipped to the maxima, the head dim to the nearest declared one, GQA
 // folded to one query head per kv head, the mask replaced by a declared kind, a masked top-left
-// case given seqlen_k = seqlen_q). The dtype and the direction are never changed: a case with an
+// case given seqlen_k = seqlen_q, a packed batch made one dense sequence of its longest lengths
+// where packed batches are not declared, each sequence fitted where they are). The dtype and the direction are never changed: a case with an
 // undeclared one stays unsupported. Returns true when p changed. The result is valid when p was.
 bool fit_to_support(Problem& p, const Support& s);
 
 // One line, e.g. "dtypes fp16, bf16; head dims 64, 128; masks none, causal (top-left); no GQA;
-// lengths above 128 multiples of 128", or "everything".
+// lengths above 128 multiples of 128", "every dense problem" (the default), or "everything" (the
+// default with packed batches).
 std::string describe(const Support& s);
 
 }  // namespace flashproof

@@ -13,7 +13,8 @@
 
 namespace flashproof {
 
-// batch * heads_q * seqlen_q * seqlen_k * head_dim, the unit of fuzz's --max-work too: 2^36 is
+// batch * heads_q * seqlen_q * seqlen_k * head_dim (a packed batch: heads_q * head_dim times the
+// sum of its sequences' seqlen_q * seqlen_k), the unit of fuzz's --max-work too: 2^36 is
 // minutes of reference time on a few cores.
 inline constexpr double kDefaultMaxWork = 68719476736.0;
 // Bytes per element of each tensor, every copy the check keeps included (inputs, outputs, the
@@ -36,7 +37,17 @@ inline CaseCost case_cost(const Problem& p, bool backward, std::int64_t sample =
   const double b = static_cast<double>(p.batch), d = static_cast<double>(p.head_dim);
   const double rows = b * static_cast<double>(p.heads_q) * static_cast<double>(p.seqlen_q);
   const double judged = sample > 0 && !backward ? std::min(rows, static_cast<double>(sample) + kStructuredRowsAtMost) : rows;
-  const double work = judged * static_cast<double>(p.seqlen_k) * d;
+  // A packed batch's rows each pair with their own sequence's keys only.
+  double pairs_per_row = static_cast<double>(p.seqlen_k);
+  if (p.packed()) {
+    double pairs = 0;
+    for (std::size_t s = 1; s < p.cu_seqlens_q.size(); ++s)
+      pairs += static_cast<double>(p.cu_seqlens_q[s] - p.cu_seqlens_q[s - 1]) *
+               static_cast<double>(p.cu_seqlens_k[s] - p.cu_seqlens_k[s - 1]);
+    pairs_per_row = judged < rows ? static_cast<double>(p.max_seqlen_k())
+                                  : pairs / std::max(1.0, static_cast<double>(p.seqlen_q));
+  }
+  const double work = judged * pairs_per_row * d;
   const double q_like = b * static_cast<double>(p.seqlen_q) * static_cast<double>(p.heads_q) * d;  // Q, dO, O, dQ
   const double kv_like = b * static_cast<double>(p.seqlen_k) * static_cast<double>(p.heads_kv) * d;  // K, V, dK, dV
   return {work, kCheckBytesPerElement * (q_like * (backward ? 4 : 3) + kv_like * (backward ? 4 : 2)) / (1 << 30)};

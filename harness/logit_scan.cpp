@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/algo/mask.h"
+#include "kernels/algo/row_keys.h"
 
 namespace flashproof {
 
@@ -14,20 +14,22 @@ LogitScan scan_logits(const Problem& p, const HostTensor& q, const HostTensor& k
 
 LogitScan scan_logits(const Problem& p, const reference::DenseRows& qr,
                       const reference::DenseRows& kr, double limit) {
-  const algo::WindowMask<std::int64_t> mask{p.mask_offset(), p.window_left, p.window_right};
+  const algo::RowKeys keys(p);
   const double scale = p.softmax_scale();
   LogitScan out;
   for (std::int64_t b = 0; b < p.batch; ++b)
     for (std::int64_t h = 0; h < p.heads_q; ++h)
       for (std::int64_t i = 0; i < p.seqlen_q; ++i) {
         const double* qi = qr.row(b, h, i);
-        for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
+        // The keys of the row's sequence: a kernel computes (and masks) their logits, never others.
+        const algo::KeyRange<std::int64_t> all = keys.sequence_keys(i), seen = keys.of_row(i);
+        for (std::int64_t j = all.begin; j < all.end; ++j) {
           const double* kj = kr.row(b, p.kv_head(h), j);
           double dot = 0;
           for (std::int64_t c = 0; c < p.head_dim; ++c) dot += qi[c] * kj[c];
           const double x = std::fabs(scale * dot);
           if (x > limit) out.beyond_limit = true;
-          if (mask.visible(i, j) && !(x <= out.max_visible))
+          if (seen.begin <= j && j < seen.end && !(x <= out.max_visible))
             out.max_visible = std::isnan(x) ? std::numeric_limits<double>::infinity() : x;
         }
       }

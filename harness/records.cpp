@@ -102,6 +102,14 @@ void read_problem(Fields& f, Problem& p) {
       throw std::invalid_argument(f.name("scale") + " must be a finite fp32 number or null");
     p.scale = static_cast<float>(s);
   }
+  // A packed batch's offsets: both or neither (Problem::validate says which rule a pair breaks).
+  for (auto [key, field] : {std::pair{"cu_seqlens_q", &p.cu_seqlens_q}, {"cu_seqlens_k", &p.cu_seqlens_k}}) {
+    field->clear();
+    const json::Value* v = f.optional(key);
+    if (!v) continue;
+    if (!v->is_array()) throw std::invalid_argument(f.name(key) + " must be an array of integers");
+    for (const json::Value& x : *v) field->push_back(f.integer(key, x));
+  }
 }
 
 // "softmax_scale" is derived: where a file gives it, it must be the one its problem implies (a
@@ -219,6 +227,10 @@ void to_json(json::Value& j, const Problem& p) {
   j["window_right"] = p.window_right;
   j["scale"] = p.scale ? json::Value(finite("scale", static_cast<double>(*p.scale))) : json::Value(nullptr);
   j["softmax_scale"] = finite("softmax_scale", static_cast<double>(p.softmax_scale()));
+  if (p.packed()) {  // dense problems keep the fields of files written before packed batches
+    j["cu_seqlens_q"] = p.cu_seqlens_q;
+    j["cu_seqlens_k"] = p.cu_seqlens_k;
+  }
 }
 
 void from_json(const json::Value& j, Problem& p) {

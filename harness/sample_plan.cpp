@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/rng.h"
+#include "kernels/algo/row_keys.h"
 #include "kernels/algo/tile_configs.h"
 
 namespace flashproof {
@@ -73,6 +74,28 @@ Positions key_mask_edges(const Problem& p) {
     add_near(at, off - wl, n);  // the first key any row sees
     add_near(at, off - wl - 1, n);
     add_near(at, p.seqlen_q - 1 + off - wl, n);  // last seeing row reaches seqlen_q - 1
+  }
+  return at;
+}
+
+// A packed batch: every sequence's own positions (its ends, its tiles' edges, its mask's edges),
+// at its storage rows; the kernels tile each sequence from its first row.
+Positions packed_positions(const Problem& p, bool query_axis) {
+  Positions at;
+  const algo::RowKeys keys(p);
+  for (std::int64_t b = 0; b < keys.sequences(); ++b) {
+    const algo::SequenceSpan<std::int64_t> s = keys.sequence(b);
+    const std::int64_t n = query_axis ? s.seqlen_q : s.seqlen_k, begin = query_axis ? s.q_begin : s.k_begin;
+    if (n == 0 || (query_axis ? s.seqlen_k : s.seqlen_q) == 0) {
+      if (n > 0) at.insert({begin, begin + n - 1});  // rows that see nothing, keys no row sees
+      continue;
+    }
+    Problem one = p;
+    one.cu_seqlens_q.clear(), one.cu_seqlens_k.clear();
+    one.seqlen_q = s.seqlen_q, one.seqlen_k = s.seqlen_k;
+    Positions local = axis_positions(n, query_axis);
+    local.merge(query_axis ? query_mask_edges(one) : key_mask_edges(one));
+    for (std::int64_t x : local) at.insert(begin + x);
   }
   return at;
 }
@@ -148,8 +171,8 @@ SamplePlan plan_sample(const Problem& p, std::int64_t random_count, std::uint64_
   Axis rows{p.batch, p.heads_q, p.seqlen_q, p.head_dim, {}};
   Axis cols{p.batch, p.heads_kv, p.seqlen_k, p.head_dim, {}};
   Positions row_at = axis_positions(p.seqlen_q, true), col_at = axis_positions(p.seqlen_k, false);
-  row_at.merge(query_mask_edges(p));
-  col_at.merge(key_mask_edges(p));
+  row_at.merge(p.packed() ? packed_positions(p, true) : query_mask_edges(p));
+  col_at.merge(p.packed() ? packed_positions(p, false) : key_mask_edges(p));
   rows.structured_part(row_at);
   cols.structured_part(col_at);
   const bool covers = random_count >= rows.size() - rows.structured && random_count >= cols.size() - cols.structured;

@@ -46,6 +46,7 @@ void to_json(json::Value& j, const Support& s) {
   j["seqlen_free_up_to"] = s.seqlen_free_up_to;
   if (s.max_seqlen_q > 0) j["max_seqlen_q"] = s.max_seqlen_q;
   if (s.max_seqlen_k > 0) j["max_seqlen_k"] = s.max_seqlen_k;
+  j["packed"] = s.packed;
 }
 
 void from_json(const json::Value& j, Support& s) {
@@ -80,6 +81,8 @@ void from_json(const json::Value& j, Support& s) {
       s.gqa = flag(v, key);
     } else if (key == "backward") {
       s.backward = flag(v, key);
+    } else if (key == "packed") {
+      s.packed = flag(v, key);
     } else if (key == "seqlen_multiple") {
       s.seqlen_multiple = whole(v, key, 1);
     } else if (key == "seqlen_free_up_to") {

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/algo/mask.h"
+#include "kernels/algo/row_keys.h"
 #include "reference/arith.h"
 #include "reference/dense_inputs.h"
 #include "reference/reference.h"
@@ -38,8 +38,8 @@ class Engine {
         scale_(mutation == Mutation::scale_applied_twice
                    ? p_.softmax_scale() * p_.softmax_scale()
                    : p_.softmax_scale()),
-        mask_{mutation == Mutation::causal_top_left ? 0 : p_.mask_offset(), p_.window_left,
-              p_.window_right} {}
+        keys_(p_, mutation == Mutation::causal_top_left ? algo::RowKeys::Align::top_left
+                                                        : algo::RowKeys::Align::bottom_right) {}
 
   // One query row's softmax and output, with bounds.
   struct Row {
@@ -145,7 +145,7 @@ class Engine {
   ArithModel m_;
   Mutation mutation_;
   float scale_;  // softmax scale (squared by the scale_applied_twice mutation)
-  algo::WindowMask<std::int64_t> mask_;
+  algo::RowKeys keys_;  // the keys each row sees (dense or packed)
 };
 
 template <class Real>
@@ -176,8 +176,8 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
   const double abs_scale = std::fabs(static_cast<double>(scale_));
 
   r.keys.clear();
-  for (std::int64_t j = 0; j < p_.seqlen_k; ++j)
-    if (mask_.visible(i, j)) r.keys.push_back(j);
+  const algo::KeyRange<std::int64_t> seen = keys_.of_row(i);
+  for (std::int64_t j = seen.begin; j < seen.end; ++j) r.keys.push_back(j);
   const std::int64_t n = static_cast<std::int64_t>(r.keys.size());
   r.o.assign(d, Real(0));
   r.o_err.assign(d, 0.0);

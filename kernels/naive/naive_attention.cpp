@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "kernels/algo/mask.h"
+#include "kernels/algo/row_keys.h"
 
 namespace flashproof {
 namespace {
@@ -102,27 +102,32 @@ void weighted_row_sums(const std::vector<std::int64_t>& order, const std::vector
   }
 }
 
+// The keys the flaw's rows see: the problem's, or those of mask_off_by_one's wider window, or for
+// packed_ignores_sequences the dense window over the whole storage (another sequence's keys).
+algo::RowKeys flawed_keys(const Problem& p, NaiveFlaw flaw) {
+  if (flaw == NaiveFlaw::mask_off_by_one && p.window_right >= 0)
+    return algo::RowKeys(p, p.window_left, std::min(p.window_right, std::numeric_limits<std::int64_t>::max() - 1) + 1);
+  if (flaw == NaiveFlaw::packed_ignores_sequences && p.packed()) {
+    Problem dense = p;
+    dense.cu_seqlens_q.clear(), dense.cu_seqlens_k.clear();
+    return algo::RowKeys(dense);
+  }
+  return algo::RowKeys(p);
+}
+
 struct RowContext {
   const Problem& p;
-  algo::WindowMask<std::int64_t> mask;
+  algo::RowKeys keys;
   float scale;
   NaiveFlaw flaw;
   RowContext(const Problem& problem, NaiveFlaw f)
-      : p(problem),
-        mask{problem.mask_offset(), problem.window_left, problem.window_right},
-        scale(problem.softmax_scale()),
-        flaw(f) {}
+      : p(problem), keys(flawed_keys(problem, f)), scale(problem.softmax_scale()), flaw(f) {}
 
   std::int64_t kv_head(std::int64_t h) const {
     return flaw == NaiveFlaw::wrong_gqa_head ? h % p.heads_kv : p.kv_head(h);
   }
 
-  bool visible(std::int64_t i, std::int64_t j) const {
-    if (flaw == NaiveFlaw::mask_off_by_one && p.window_right >= 0)
-      return algo::WindowMask<std::int64_t>{mask.offset, mask.window_left,
-                                            std::min(mask.window_right, std::numeric_limits<std::int64_t>::max() - 1) + 1}.visible(i, j);
-    return mask.visible(i, j);
-  }
+  bool visible(std::int64_t i, std::int64_t j) const { return keys.visible(i, j); }
 
   // P of one query row, rounded to the dtype as a framework stores it; returns LSE (+inf when the
   // row sees no key, P then all zero).
@@ -133,8 +138,9 @@ struct RowContext {
     float m = -kInf;
     // Every key's dot product (the masked ones' are dropped below: they only cost time).
     dots_with_columns(q.row(b, h, i), kt, b, hk, p.head_dim, p.seqlen_k, prob.data());
+    const algo::KeyRange<std::int64_t> seen = keys.of_row(i);
     for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
-      if (!visible(i, j)) {
+      if (j < seen.begin || j >= seen.end) {
         prob[j] = -kInf;
         continue;
       }
@@ -209,6 +215,11 @@ class NaiveAttention final : public AttentionImpl {
     return flaw_ == NaiveFlaw::none ? "naive" : std::string("naive-flawed:") + naive_flaw_name(flaw_);
   }
   bool bitwise_reproducible_backward() const override { return true; }
+  Support declared_support() const override {  // everything, packed batches included
+    Support s;
+    s.packed = true;
+    return s;
+  }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
   std::unique_ptr<AttentionImpl> with_alternate_tiles() const override {
     if (flaw_ == NaiveFlaw::alternate_tiles_skip_rescale) return make_naive_attention(NaiveFlaw::missing_rescale);
@@ -342,6 +353,7 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
   switch (flaw) {
     case NaiveFlaw::none: return "none";
     case NaiveFlaw::mask_off_by_one: return "mask-off-by-one";
+    case NaiveFlaw::packed_ignores_sequences: return "packed-ignores-sequences";
     case NaiveFlaw::missing_rescale: return "missing-rescale";
     case NaiveFlaw::wrong_lse: return "wrong-lse";
     case NaiveFlaw::dk_without_group_sum: return "dk-without-group-sum";
@@ -363,6 +375,8 @@ std::unique_ptr<AttentionImpl> make_naive_attention(NaiveFlaw flaw) { return std
 std::unique_ptr<AttentionImpl> make_flawed_naive(std::string_view impl_name) {
   for (NaiveFlaw flaw : kNaiveFlaws)
     if (impl_name == std::string("naive-flawed:") + naive_flaw_name(flaw)) return make_naive_attention(flaw);
+  if (impl_name == std::string("naive-flawed:") + naive_flaw_name(NaiveFlaw::packed_ignores_sequences))
+    return make_naive_attention(NaiveFlaw::packed_ignores_sequences);
   return nullptr;
 }
 

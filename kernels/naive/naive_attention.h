@@ -36,6 +36,8 @@ enum class NaiveFlaw {
   // A defect of one tile shape only (with_alternate_tiles() is the other shape):
   alternate_tiles_skip_rescale,  // correct itself; its alternate tiles are missing_rescale
   shipped_tiles_skip_rescale,    // missing_rescale itself; its alternate tiles are the baseline
+  // Packed batches only (not in kNaiveFlaws, whose every flaw shows on dense problems):
+  packed_ignores_sequences,  // the window over the whole packed storage: rows see other sequences' keys
 };
 inline constexpr NaiveFlaw kNaiveFlaws[] = {
     NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,

@@ -35,7 +35,10 @@ TEST(Support, EverythingByDefault) {
   p.heads_q = 4, p.heads_kv = 2, p.window_left = 3, p.window_right = 5, p.dtype = DType::fp32;
   EXPECT_EQ(unsupported_by(Support{}, p, true), "");
   EXPECT_FALSE(fit_to_support(p, Support{}));
-  EXPECT_EQ(describe(Support{}), "everything");
+  EXPECT_EQ(describe(Support{}), "every dense problem");
+  Support all;
+  all.packed = true;
+  EXPECT_EQ(describe(all), "everything");
 }
 
 TEST(Support, NamesTheFirstConstraintBroken) {
