@@ -43,6 +43,44 @@ TEST(Problem, ErrorsAreOneLineAndPrecise) {
   EXPECT_EQ(p.validate(), "Q would have more than 2^34 elements");
 }
 
+Problem packed() {
+  Problem p = valid();
+  p.batch = 1;
+  p.seqlen_q = 12, p.seqlen_k = 15;
+  p.cu_seqlens_q = {0, 5, 5, 6, 12};
+  p.cu_seqlens_k = {0, 3, 7, 7, 15};
+  return p;
+}
+
+TEST(Problem, PackedOffsetsAreValidated) {
+  EXPECT_EQ(packed().validate(), "");
+  EXPECT_EQ(packed().sequences(), 4);
+  EXPECT_EQ(packed().max_seqlen_q(), 6);
+  EXPECT_EQ(packed().max_seqlen_k(), 8);
+  Problem p = packed();
+  p.cu_seqlens_k.clear();
+  EXPECT_EQ(p.validate(), "cu_seqlens_q and cu_seqlens_k must be given together");
+  p = packed();
+  p.cu_seqlens_k = {0, 15};
+  EXPECT_EQ(p.validate(), "cu_seqlens_q (5 offsets) and cu_seqlens_k (2) must describe as many sequences");
+  p = packed();
+  p.batch = 2;
+  EXPECT_EQ(p.validate(), "a packed batch is stored as batch 1 (cu_seqlens_q/k give its sequences), not 2");
+  p = packed();
+  p.cu_seqlens_q = {2, 5, 5, 6, 12};
+  EXPECT_EQ(p.validate(), "cu_seqlens_q must start at 0, not 2");
+  p = packed();
+  p.cu_seqlens_k = {0, 3, 7, 5, 15};
+  EXPECT_EQ(p.validate(), "cu_seqlens_k must not decrease (offset 3 is 5 after 7)");
+  p = packed();
+  p.cu_seqlens_q = {0, 5, 5, 6, 10};
+  EXPECT_EQ(p.validate(), "cu_seqlens_q must end at seqlen_q (12), not 10");
+  p = packed();
+  p.cu_seqlens_q = {0}, p.cu_seqlens_k = {0};
+  EXPECT_EQ(p.validate(), "cu_seqlens_q must hold at least 2 offsets (0 and the total length)");
+  EXPECT_EQ(packed().describe(), "fp16 b=1 hq=6 hkv=3 sq=12 sk=15 d=40 packed=4 [5/3 0/4 1/0 6/8]");
+}
+
 TEST(Problem, DefaultScaleIsInverseSqrtRoundedToFp32) {
   Problem p = valid();
   p.head_dim = 128;
