@@ -12,5 +12,6 @@ std::vector<ProofSpec> backward_proofs();        // theorem 4 (backward_proofs.c
 std::vector<ProofSpec> block_skip_proofs();      // theorem 5 (block_skip_proofs.cpp)
 std::vector<ProofSpec> machine_int_proofs();     // theorem 5b (machine_int_proofs.cpp)
 std::vector<ProofSpec> fp_proofs();              // theorem 6 (fp_proofs.cpp, its parts fp32_*)
+std::vector<ProofSpec> packed_batch_proofs();    // theorem 7 (packed_batch_proofs.cpp)
 
 }  // namespace flashproof::proofs

@@ -9,6 +9,7 @@
 // Twin: the windows as the API receives them, unclamped (any int): an overflow exists.
 #include <z3++.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "kernels/algo/block_ranges.h"
+#include "kernels/algo/packed_batch.h"
 #include "kernels/algo/tile_configs.h"
 #include "proofs/catalog.h"
 
@@ -186,6 +188,43 @@ std::vector<Obligation> every_shape(z3::context& c, bool clamped) {
   return all;
 }
 
+// Packed batches' offsets as the kernels index them (int32 entries).
+struct Int32Offsets {
+  z3::expr array;  // bit-vector 32 -> bit-vector 32
+  I operator[](const I& b) const { return I{z3::select(array, b.e)}; }
+};
+
+// A packed batch's per-block arithmetic: packed_sequence's lengths, the sequence's mask offset,
+// and the storage rows and keys a tile of the sequence addresses (rows below seqlen_q + block_m,
+// keys below seqlen_k + block_n, for the largest tile), for sequence indices below 65535 (the
+// grid) and offsets non-decreasing in [0, total]. total: 2^29, the API's limit (limited), or
+// 2^31 - 1, what an API checking only that the offsets are ints would accept (the twin).
+std::vector<Obligation> packed_no_overflow(z3::context& c, bool limited) {
+  const z3::sort bv = c.bv_sort(32);
+  const Int32Offsets cu_q{c.constant("cu_q", c.array_sort(bv, bv))}, cu_k{c.constant("cu_k", c.array_sort(bv, bv))};
+  const I b{c.bv_const("b", 32)}, row{c.bv_const("row", 32)}, key{c.bv_const("key", 32)};
+  const I zero = int32_val(c, 0), total = int32_val(c, limited ? std::int64_t{1} << 29 : (std::int64_t{1} << 31) - 1);
+  int bm = 0, bn = 0;
+  for (const auto& t : algo::kTileConfigs) bm = std::max(bm, t.block_m), bn = std::max(bn, t.block_n);
+  std::vector<z3::expr> assumptions = {zero <= b, b < int32_val(c, 65535)};
+  const I b1{b.e + c.bv_val(1, 32)};  // b + 1, which b < 65535 keeps exact
+  for (const Int32Offsets* cu : {&cu_q, &cu_k})
+    assumptions.insert(assumptions.end(), {zero <= (*cu)[b], (*cu)[b] <= (*cu)[b1], (*cu)[b1] <= total});
+  std::vector<z3::expr> checks;
+  {
+    Collecting collecting(checks);
+    const algo::SequenceSpan<I> s = algo::packed_sequence(cu_q, cu_k, b);
+    (void)s.mask(int32_val(c, -1), int32_val(c, 0));
+    std::vector<z3::expr> tile = assumptions;
+    tile.insert(tile.end(), {zero <= row, z3::slt(wide(row.e), wide(s.seqlen_q.e) + bm), zero <= key,
+                             z3::slt(wide(key.e), wide(s.seqlen_k.e) + bn)});
+    assumptions = tile;
+    (void)(s.q_begin + row);
+    (void)(s.k_begin + key);
+  }
+  return {{"packed offsets bm=" + std::to_string(bm) + " bn=" + std::to_string(bn), assumptions, all_of(c, checks)}};
+}
+
 }  // namespace
 
 std::vector<ProofSpec> machine_int_proofs() {
@@ -195,7 +234,13 @@ std::vector<ProofSpec> machine_int_proofs() {
            "(kernels/flash/validate.cpp) and the block indices and tile pairs the kernels pass, for every "
            "(block_m, block_n) of kTileConfigs; so theorem 5 holds for the kernels' machine integers",
            "the window sides unclamped, as the API receives them (any int)",
-           [](z3::context& c, Variant v) { return every_shape(c, v == Variant::shipped); }}};
+           [](z3::context& c, Variant v) { return every_shape(c, v == Variant::shipped); }},
+          {"packed_int32",
+           "a packed batch's per-block arithmetic in 32-bit int (packed_sequence's lengths, the sequence's mask "
+           "offset, the storage row and key of every pair a tile of the sequence addresses) never overflows for "
+           "offsets non-decreasing in [0, 2^29] (the flash APIs' limit on the totals) and fewer than 65535 sequences",
+           "totals up to 2^31 - 1, as an API checking only that the offsets are ints would accept",
+           [](z3::context& c, Variant v) { return packed_no_overflow(c, v == Variant::shipped); }}};
 }
 
 }  // namespace flashproof::proofs

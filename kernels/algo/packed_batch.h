@@ -30,8 +30,9 @@ struct SequenceSpan {
 // Problem::validate and the kernels' API check that).
 template <class Int, class Offsets>
 FP_HOST_DEVICE SequenceSpan<Int> packed_sequence(const Offsets& cu_q, const Offsets& cu_k, Int b) {
+  const Int next = b + Domain<Int>::lit(1, b);
   const Int q0 = static_cast<Int>(cu_q[b]), k0 = static_cast<Int>(cu_k[b]);
-  return {q0, static_cast<Int>(cu_q[b + 1]) - q0, k0, static_cast<Int>(cu_k[b + 1]) - k0};
+  return {q0, static_cast<Int>(cu_q[next]) - q0, k0, static_cast<Int>(cu_k[next]) - k0};
 }
 
 template <class Int>
