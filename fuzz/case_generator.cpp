@@ -200,6 +200,86 @@ Rng shape_stream(const GeneratorSettings& s, std::uint64_t index) {
   return Rng(derive(derive(s.seed, index), kShapeStream));
 }
 
+// ---- the packed profile ----
+
+// Packed batches (docs/fuzz.md, "Packed profile"): the lengths where packed kernels break. Mixed
+// lengths with 0 and 1 among them, one long sequence among many short ones, lengths at the tiles'
+// edges, many empty sequences on either side, and the extreme logits of the default profile.
+constexpr Kind kPackedKinds[] = {{"packed-mixed", 3},
+                                 {"packed-one-long", 2},
+                                 {"packed-tile-edges", 2},
+                                 {"packed-empty", 1},
+                                 {"packed-extreme-logits", 2}};
+
+// One sequence's length for the kind, at most max.
+std::int64_t packed_length(Rng& r, const std::string& kind, std::int64_t max, bool long_one) {
+  if (long_one) return pick(r, std::max<std::int64_t>(1, max / 2), max);
+  if (kind == "packed-one-long") return pick(r, 0, std::min<std::int64_t>(max, 4));
+  if (kind == "packed-empty" && r.below(2) == 0) return 0;
+  if (kind == "packed-tile-edges") {
+    const std::int64_t edges[] = {15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129};
+    return std::min(max, edges[r.below(std::size(edges))]);
+  }
+  const std::uint64_t x = r.below(6);
+  return x == 0 ? 0 : x == 1 ? 1 : pick(r, 0, max);
+}
+
+FuzzCase packed_case(const GeneratorSettings& s, std::uint64_t index) {
+  Rng r = shape_stream(s, index);
+  FuzzCase f = start_case(s, index, kPackedKinds, r);
+  Problem& p = f.c.problem;
+  p.head_dim = head_dim(r);
+  p.heads_kv = pick(r, 1, 3);
+  p.heads_q = p.heads_kv * pick(r, 1, 4);
+  const std::int64_t sequences = f.kind == "packed-one-long" ? pick(r, 4, 16) : pick(r, 1, 8);
+  const std::int64_t long_at = f.kind == "packed-one-long" ? pick(r, 0, sequences - 1) : -1;
+  const bool self_attention = r.below(2) == 0;  // equal query and key lengths, as in training
+  std::vector<std::int64_t> len_q, len_k;
+  for (std::int64_t b = 0; b < sequences; ++b) {
+    len_q.push_back(packed_length(r, f.kind, s.max_seqlen, b == long_at));
+    len_k.push_back(self_attention ? len_q.back() : packed_length(r, f.kind, s.max_seqlen, b == long_at));
+  }
+  const std::uint64_t mask = r.below(3);  // none, causal, local
+  if (mask == 1) p.window_left = -1, p.window_right = 0;
+  if (mask == 2) {
+    p.window_left = r.below(4) == 0 ? -1 : pick(r, 0, 64);
+    p.window_right = p.window_left < 0 || r.below(2) == 0 ? pick(r, 0, 64) : -1;
+  }
+  // Within the work cap (the sum over the sequences): halve the longest sequence, then the heads.
+  const auto work = [&] {
+    std::int64_t pairs = 0;
+    for (std::int64_t b = 0; b < sequences; ++b) pairs += len_q[b] * len_k[b];
+    return pairs * p.heads_q * p.head_dim;
+  };
+  while (work() > s.max_work) {
+    if (p.heads_q > 1) {
+      p.heads_q /= p.heads_kv, p.heads_kv = 1;
+      if (p.heads_q > 1 && work() > s.max_work) p.heads_q = 1;
+      continue;
+    }
+    std::int64_t longest = 0;
+    for (std::int64_t b = 1; b < sequences; ++b)
+      if (len_q[b] * len_k[b] > len_q[longest] * len_k[longest]) longest = b;
+    len_q[longest] /= 2, len_k[longest] /= 2;
+  }
+  p.batch = 1;
+  p.cu_seqlens_q = {0}, p.cu_seqlens_k = {0};
+  for (std::int64_t b = 0; b < sequences; ++b) {
+    p.cu_seqlens_q.push_back(p.cu_seqlens_q.back() + len_q[b]);
+    p.cu_seqlens_k.push_back(p.cu_seqlens_k.back() + len_k[b]);
+  }
+  // The tensors need a row each side: an all-empty side gets one row in its last sequence.
+  if (p.cu_seqlens_q.back() == 0) p.cu_seqlens_q.back() = 1;
+  if (p.cu_seqlens_k.back() == 0) p.cu_seqlens_k.back() = 1;
+  p.seqlen_q = p.cu_seqlens_q.back(), p.seqlen_k = p.cu_seqlens_k.back();
+  f.c.dist = *parse_distribution(f.kind == "packed-extreme-logits" ? "large-logits:" + log_uniform(r, 1, 22)
+                                                                     : distribution_for(r, "normal"));
+  f.c.impl.clear();
+  f.c.backward = s.direction == GeneratorSettings::Direction::both ? r.below(2) == 1
+                                                                     : s.direction == GeneratorSettings::Direction::backward;
+  return f;
+}
+
 FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
   Rng r = shape_stream(s, index);
   FuzzCase f = start_case(s, index, kProductionKinds, r);
@@ -248,12 +328,14 @@ const std::vector<std::string>& case_kinds(Profile p) {
     for (const Kind& k : kinds) v.push_back(k.name);
     return v;
   };
-  static const std::vector<std::string> standard = names_of(kKinds), production = names_of(kProductionKinds);
-  return p == Profile::production ? production : standard;
+  static const std::vector<std::string> standard = names_of(kKinds), production = names_of(kProductionKinds),
+                                        packed = names_of(kPackedKinds);
+  return p == Profile::production ? production : p == Profile::packed ? packed : standard;
 }
 
 FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index) {
   if (s.profile == Profile::production) return production_case(s, index);
+  if (s.profile == Profile::packed) return packed_case(s, index);
   Rng r = shape_stream(s, index);
   FuzzCase f = start_case(s, index, kKinds, r);
   Problem& p = f.c.problem;

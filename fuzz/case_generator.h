@@ -23,15 +23,20 @@
 
 namespace flashproof::fuzz {
 
-// The size profile: `standard` (named "default": small odd shapes, extreme values) or
-// `production` (the sizes of real models; max_seqlen and max_work do not apply).
+// The size profile: `standard` (named "default": small odd shapes, extreme values),
+// `production` (the sizes of real models; max_seqlen and max_work do not apply) or `packed`
+// (packed batches, docs/spec.md "Packed batches": max_seqlen bounds each sequence, max_work the sum
+// over the sequences). A profile of its own, so that the default profile's pinned draws stay.
 // Inline: campaign_meta.cpp, which names the profile in campaign.json, builds without this
 // library (the parser fuzzer's build, scripts/fuzz-parsers.sh).
-enum class Profile { standard, production };
-inline const char* profile_name(Profile p) { return p == Profile::production ? "production" : "default"; }
+enum class Profile { standard, production, packed };
+inline const char* profile_name(Profile p) {
+  return p == Profile::production ? "production" : p == Profile::packed ? "packed" : "default";
+}
 inline std::optional<Profile> parse_profile(std::string_view name) {
   if (name == "default") return Profile::standard;
   if (name == "production") return Profile::production;
+  if (name == "packed") return Profile::packed;
   return std::nullopt;
 }
 
@@ -64,7 +69,8 @@ struct FuzzCase {
   std::string kind;  // default profile: normal, extreme-logits, near-dtype-max, dominant-key,
                      // equal-rows, max-in-last-block, masked-rows, subnormal; production:
                      // long-context, long-kv, index-limit, many-heads, ragged-tail,
-                     // accumulated-rounding (docs/fuzz.md)
+                     // accumulated-rounding; packed: packed-mixed, packed-one-long,
+                     // packed-tile-edges, packed-empty, packed-extreme-logits (docs/fuzz.md)
 };
 
 FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index);

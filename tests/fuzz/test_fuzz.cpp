@@ -617,6 +617,63 @@ void register_test_implementations() {
   register_implementation(make_naive_attention(NaiveFlaw::alternate_tiles_skip_rescale));
 }
 
+// ---- the packed profile ----
+
+// Valid packed batches within the limits, with the lengths packed kernels break on: empty and
+// one-row sequences on both sides, one long sequence among short ones, every kind.
+TEST(CaseGenerator, ThePackedProfileDrawsPackedBatches) {
+  GeneratorSettings g;
+  g.seed = 5;
+  g.profile = Profile::packed;
+  g.max_seqlen = 200;
+  g.max_work = std::int64_t{1} << 20;
+  std::set<std::string> kinds;
+  bool empty_q = false, empty_k = false, one_row = false, long_among_short = false;
+  for (std::uint64_t i = 0; i < 400; ++i) {
+    const FuzzCase f = generate_case(g, i);
+    const Problem& p = f.c.problem;
+    ASSERT_EQ(p.validate(), "") << i;
+    ASSERT_TRUE(p.packed()) << i;
+    kinds.insert(f.kind);
+    std::int64_t pairs = 0, shortest = g.max_seqlen;
+    for (std::int64_t b = 0; b < p.sequences(); ++b) {
+      const std::int64_t sq = p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b], sk = p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b];
+      ASSERT_LE(std::max(sq, sk), g.max_seqlen) << i;
+      pairs += sq * sk;
+      empty_q |= sq == 0, empty_k |= sk == 0, one_row |= sq == 1;
+      shortest = std::min(shortest, sq);
+    }
+    long_among_short |= p.sequences() >= 4 && p.max_seqlen_q() >= g.max_seqlen / 2 && shortest <= 4;
+    EXPECT_LE(pairs * p.heads_q * p.head_dim, g.max_work) << i;
+  }
+  EXPECT_EQ(kinds.size(), case_kinds(Profile::packed).size());
+  EXPECT_TRUE(empty_q && empty_k && one_row && long_among_short);
+}
+
+// A packed campaign passes the naive baseline (packed-aware) and finds the flaw that lets rows see
+// other sequences' keys.
+TEST(Campaign, PackedProfileFindsRowsSeeingOtherSequences) {
+  static const bool registered = [] {
+    register_implementation(make_naive_attention(NaiveFlaw::packed_ignores_sequences));
+    return true;
+  }();
+  (void)registered;
+  for (const std::string impl : {"naive", "naive-flawed:packed-ignores-sequences"}) {
+    const fs::path dir = fresh_dir("packed_" + std::to_string(impl.size()));
+    std::ostringstream quiet;
+    CampaignSpec s = small_spec(dir, {impl}, 24);
+    s.generator.profile = Profile::packed;
+    const CampaignResult r = run_campaign(s, quiet, false);
+    EXPECT_EQ(r.crash, 0u) << impl;
+    if (impl == "naive") {
+      EXPECT_EQ(r.fail, 0u) << quiet.str();
+      EXPECT_GT(r.pass, 12u);
+    } else {
+      EXPECT_GT(r.fail, 4u) << "the campaign did not find rows seeing other sequences";
+    }
+  }
+}
+
 // A defect in an implementation's other compiled tile set alone: a quarter of its cases, drawn from
 // each case's seed, run that tile set, so a campaign finds it (before, only tile-independence ran
 // it). The record keeps the implementation's name; its case, and so its replay, names the variant.
