@@ -20,14 +20,14 @@ struct CheckCommand {
   std::string save_case;  // "" when not asked for
   CaseLimits limits;
   // As given; finish_check_options folds them into c.problem.
-  bool causal = false, kv_heads_given = false;
+  bool causal = false, kv_heads_given = false, seqlen_q_given = false, seqlen_k_given = false;
   std::optional<std::pair<std::int64_t, std::int64_t>> window;
 };
 
 // Declares check's options on `verb`, bound to `into`.
 void add_check_options(CLI::App& verb, CheckCommand& into);
-// After parsing: the options that span others (--kv-heads' default, --causal with --window) and
-// the problem's own validity; throws UsageError (one line).
+// After parsing: the options that span others (--kv-heads' default, --causal with --window, the
+// lengths of a packed batch) and the problem's own validity; throws UsageError (one line).
 void finish_check_options(CheckCommand& command);
 
 // Exit status 1 for a failed check, 0 for pass or out-of-domain.

@@ -4,6 +4,9 @@
 #include "cli/option_values.h"
 #include "cli/value_option.h"
 
+#include <string_view>
+#include <vector>
+
 namespace flashproof::cli {
 namespace {
 
@@ -16,6 +19,18 @@ std::pair<std::int64_t, std::int64_t> parse_window(const std::string& v) {
     return x < 0 ? std::int64_t{-1} : x;
   };
   return {side(std::string_view(v).substr(0, comma)), side(std::string_view(v).substr(comma + 1))};
+}
+
+// A packed batch's offsets, "0,3,10": comma-separated integers. Their rules (from 0, non-decreasing,
+// ending at the length) are Problem::validate's, so that every route gives the same message.
+std::vector<std::int64_t> parse_offsets(const std::string& opt, const std::string& v) {
+  std::vector<std::int64_t> offsets;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = v.find(',', start);
+    offsets.push_back(parse_number<std::int64_t>(opt, std::string_view(v).substr(start, comma - start)));
+    if (comma == std::string::npos) return offsets;
+    start = comma + 1;
+  }
 }
 
 reference::Backend parse_backend(const std::string& v) {
@@ -55,10 +70,15 @@ void add_check_options(CLI::App& verb, CheckCommand& into) {
     p.heads_kv = parse_count(n, v);
     into.kv_heads_given = true;
   });
-  add_value_option(verb, "--seqlen-q", "N", "query sequence length (default 128)",
-                   [&](S n, S v) { p.seqlen_q = parse_count(n, v); });
-  add_value_option(verb, "--seqlen-k", "N", "key sequence length (default 128)",
-                   [&](S n, S v) { p.seqlen_k = parse_count(n, v); });
+  add_value_option(verb, "--seqlen-q", "N", "query sequence length (default 128; packed: the total)",
+                   [&](S n, S v) { p.seqlen_q = parse_count(n, v), into.seqlen_q_given = true; });
+  add_value_option(verb, "--seqlen-k", "N", "key sequence length (default 128; packed: the total)",
+                   [&](S n, S v) { p.seqlen_k = parse_count(n, v), into.seqlen_k_given = true; });
+  add_value_option(verb, "--cu-seqlens-q", "0,N,...",
+                   "a packed batch: its sequences' query offsets, e.g. 0,3,10 (with --cu-seqlens-k; docs/spec.md)",
+                   [&](S n, S v) { p.cu_seqlens_q = parse_offsets(n, v); });
+  add_value_option(verb, "--cu-seqlens-k", "0,N,...", "a packed batch: its sequences' key offsets, e.g. 0,5,12",
+                   [&](S n, S v) { p.cu_seqlens_k = parse_offsets(n, v); });
   add_value_option(verb, "--head-dim", "N", "head dimension (default 64)", [&](S n, S v) { p.head_dim = parse_count(n, v); });
   verb.add_flag("--causal", into.causal, "causal mask, aligned bottom-right (the right window side 0)");
   add_value_option(verb, "--window", "L,R", "local attention window, keys i-L .. i+R; a negative side is unbounded",
@@ -92,6 +112,10 @@ void add_check_options(CLI::App& verb, CheckCommand& into) {
 void finish_check_options(CheckCommand& command) {
   Problem& p = command.c.problem;
   if (!command.kv_heads_given) p.heads_kv = p.heads_q;
+  // A packed batch's tensors are as long as its totals; lengths given anyway must match them, which
+  // the problem's validation below says with both numbers.
+  if (!p.cu_seqlens_q.empty() && !command.seqlen_q_given) p.seqlen_q = p.cu_seqlens_q.back();
+  if (!p.cu_seqlens_k.empty() && !command.seqlen_k_given) p.seqlen_k = p.cu_seqlens_k.back();
   if (command.window) {
     p.window_left = command.window->first;
     p.window_right = command.window->second;

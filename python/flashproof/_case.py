@@ -34,6 +34,15 @@ def _window_side(name, value):
     return -1 if value < 0 else value
 
 
+def _offsets(name, value):
+    """A packed batch's offsets as a list of ints ([] for None); their rules are Problem::validate's."""
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of integers or None, got {type(value).__name__}")
+    return [_integer(f"{name}[{i}]", x, low=-_INT64_MAX) for i, x in enumerate(value)]
+
+
 def _tensor_shapes(case):
     return {"o": case.q_shape, "lse": case.lse_shape, "dq": case.q_shape, "dk": case.kv_shape, "dv": case.kv_shape}
 
@@ -89,16 +98,33 @@ class Bounds(_PerTensor):
 class Case(ProblemShapes):
     """One check case: problem, input distribution and seed (inputs are a pure function of them).
 
-    Case(seqlen_q=128, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
-         causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False)
-    seqlen_k defaults to seqlen_q, heads_kv to heads_q, scale to 1/sqrt(head_dim) in fp32 (a given
-    scale is rounded to fp32); window=(left, right) with None or -1 for an unbounded side.
+    Case(seqlen_q=None, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
+         causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False,
+         cu_seqlens_q=None, cu_seqlens_k=None)
+    seqlen_q defaults to 128, seqlen_k to seqlen_q, heads_kv to heads_q, scale to 1/sqrt(head_dim) in
+    fp32 (a given scale is rounded to fp32); window=(left, right) with None or -1 for an unbounded side.
+
+    cu_seqlens_q, cu_seqlens_k (both or neither): a packed batch, as flash_attn_varlen_func takes
+    it (docs/spec.md "Packed batches"): the B + 1 cumulative offsets of its sequences' query and key
+    lengths, from 0, non-decreasing. Its tensors have batch 1 and the totals as lengths, so seqlen_q
+    and seqlen_k default to the last offsets (given, they must equal them). Sequence s is rows
+    cu_seqlens_q[s]:cu_seqlens_q[s+1] against keys cu_seqlens_k[s]:cu_seqlens_k[s+1], its mask
+    aligned to its own bottom right. Bad offsets raise ValueError with one line.
     """
 
-    def __init__(self, seqlen_q=128, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
-                 causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False):
+    def __init__(self, seqlen_q=None, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
+                 causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False,
+                 cu_seqlens_q=None, cu_seqlens_k=None):
+        cu_q = _offsets("cu_seqlens_q", cu_seqlens_q)
+        cu_k = _offsets("cu_seqlens_k", cu_seqlens_k)
+        # A packed batch's lengths are its totals; a mismatch given explicitly is left to the
+        # problem's own validation, which names both numbers.
+        if seqlen_q is None:
+            seqlen_q = cu_q[-1] if cu_q else 128
         seqlen_q = _integer("seqlen_q", seqlen_q)
-        seqlen_k = seqlen_q if seqlen_k is None else _integer("seqlen_k", seqlen_k)
+        if seqlen_k is None:
+            seqlen_k = cu_k[-1] if cu_k else seqlen_q
+        seqlen_k = _integer("seqlen_k", seqlen_k)
         heads_q = _integer("heads_q", heads_q)
         heads_kv = heads_q if heads_kv is None else _integer("heads_kv", heads_kv)
         if not isinstance(dtype, str):
@@ -121,7 +147,8 @@ class Case(ProblemShapes):
         self._box = _core.make_case(
             batch=_integer("batch", batch), heads_q=heads_q, heads_kv=heads_kv, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
             head_dim=_integer("head_dim", head_dim), dtype=dtype, window_left=left, window_right=right, scale=scale,
-            distribution=distribution, seed=_integer("seed", seed, high=_UINT64_MAX), backward=bool(backward))
+            distribution=distribution, seed=_integer("seed", seed, high=_UINT64_MAX), backward=bool(backward),
+            cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
 
     @classmethod
     def _wrap(cls, box):
@@ -138,6 +165,16 @@ class Case(ProblemShapes):
     @property
     def window(self):
         return (self._box.window_left, self._box.window_right)
+
+    @property
+    def cu_seqlens_q(self):
+        """A packed batch's query offsets (a tuple), None for a dense problem."""
+        return tuple(self._box.cu_seqlens_q) or None
+
+    @property
+    def cu_seqlens_k(self):
+        """A packed batch's key offsets (a tuple), None for a dense problem."""
+        return tuple(self._box.cu_seqlens_k) or None
 
     def describe(self):
         """One line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal normal seed 3 backward"."""

@@ -3,11 +3,16 @@ from dataclasses import dataclass
 
 
 class ProblemShapes:
-    """Shapes and mask facts derived from batch, heads, seqlens, head_dim and window (Params, Case)."""
+    """Shapes and mask facts derived from batch, heads, seqlens, head_dim, window and the offsets (Params, Case)."""
 
     @property
     def causal(self):
         return self.window == (-1, 0)
+
+    @property
+    def packed(self):
+        """A packed batch (cu_seqlens_q/k given), docs/spec.md "Packed batches"."""
+        return self.cu_seqlens_q is not None
 
     @property
     def q_shape(self):
@@ -32,6 +37,17 @@ class Params(ProblemShapes):
     unbounded side, aligned to the bottom right: query i sees key j when
     i + mask_offset - left <= j <= i + mask_offset + right, mask_offset = seqlen_k - seqlen_q.
     Causal is (-1, 0). Query head h reads key/value head h // group_size.
+
+    cu_seqlens_q, cu_seqlens_k: None for a dense batch; for a packed batch (`packed` is True:
+    FlashAttention-2's flash_attn_varlen_func layout, docs/spec.md "Packed batches") the B + 1
+    cumulative offsets of its B sequences, as tuples of ints. A callable is handed one only when it
+    declares flashproof.Support(packed=True). The tensors then have batch 1: q, o, dout, dq are
+    [1, seqlen_q, heads_q, head_dim] with seqlen_q the total of the query lengths, k, v, dk, dv
+    [1, seqlen_k, heads_kv, head_dim], lse [1, heads_q, seqlen_q]. Sequence s holds query rows
+    cu_seqlens_q[s]:cu_seqlens_q[s+1] and keys cu_seqlens_k[s]:cu_seqlens_k[s+1]; a row sees only
+    its own sequence's keys, and the window is aligned to each sequence's own bottom right
+    (mask_offset = that sequence's key count - its query count). A sequence may be empty on
+    either side; rows that see no key get o = 0 and lse = +inf, keys no row sees dk = dv = 0.
     """
 
     batch: int
@@ -44,9 +60,12 @@ class Params(ProblemShapes):
     softmax_scale: float
     scale: object  # float or None
     window: tuple
+    cu_seqlens_q: object = None  # tuple of ints or None (dense)
+    cu_seqlens_k: object = None
 
     @property
     def mask_offset(self):
+        """seqlen_k - seqlen_q: a dense problem's; a packed batch's is per sequence (above)."""
         return self.seqlen_k - self.seqlen_q
 
     @property
@@ -56,4 +75,10 @@ class Params(ProblemShapes):
     @classmethod
     def _from_dict(cls, d):
         return cls(d["batch"], d["heads_q"], d["heads_kv"], d["seqlen_q"], d["seqlen_k"], d["head_dim"],
-                   d["dtype"], d["softmax_scale"], d["scale"], (d["window_left"], d["window_right"]))
+                   d["dtype"], d["softmax_scale"], d["scale"], (d["window_left"], d["window_right"]),
+                   _offsets(d.get("cu_seqlens_q")), _offsets(d.get("cu_seqlens_k")))
+
+
+def _offsets(value):
+    """A record's offsets as a tuple; absent (a dense problem's record) is None."""
+    return None if value is None else tuple(value)

@@ -21,7 +21,11 @@ class Support:
     key (it then computes flashproof's mask only where seqlen_q == seqlen_k); gqa: False when
     heads_q must equal heads_kv; backward: False for a forward-only kernel; seqlen_multiple and
     seqlen_free_up_to: both sequence lengths above seqlen_free_up_to are multiples of
-    seqlen_multiple; max_seqlen_q, max_seqlen_k.
+    seqlen_multiple; max_seqlen_q, max_seqlen_k; packed: True when the kernel takes packed batches
+    (flash_attn_varlen_func's layout: Params.cu_seqlens_q/k, docs/spec.md "Packed batches"; the
+    length rules then apply to each sequence). Off by default, so that a kernel written for dense
+    batches is never handed one: a generated packed case is fitted to one dense sequence of its
+    longest lengths, and check() refuses a packed case.
 
     Generated problems (generate_case, testing.cases, fuzz, properties.run) are fitted into it
     (lengths rounded down to the multiple, the head dim moved to a declared one, the mask to a
@@ -31,7 +35,7 @@ class Support:
 
     def __init__(self, *, dtypes=None, head_dims=None, max_head_dim=None, masks=_MASKS,
                  mask_alignment="bottom-right", gqa=True, backward=True, seqlen_multiple=1,
-                 seqlen_free_up_to=0, max_seqlen_q=None, max_seqlen_k=None):
+                 seqlen_free_up_to=0, max_seqlen_q=None, max_seqlen_k=None, packed=False):
         record = {}
         if dtypes is not None:
             record["dtypes"] = [dtypes] if isinstance(dtypes, str) else list(dtypes)
@@ -49,6 +53,7 @@ class Support:
             record["max_seqlen_q"] = max_seqlen_q
         if max_seqlen_k is not None:
             record["max_seqlen_k"] = max_seqlen_k
+        record["packed"] = packed
         self._json = json.dumps(record)
         from . import _core
         self._text = _core.describe_support(self._json)  # validates: ValueError with one line

@@ -59,10 +59,13 @@ DType dtype_arg(const std::string& name) {
 CaseBox make_case(std::int64_t batch, std::int64_t heads_q, std::int64_t heads_kv, std::int64_t seqlen_q,
                   std::int64_t seqlen_k, std::int64_t head_dim, const std::string& dtype, std::int64_t window_left,
                   std::int64_t window_right, std::optional<double> scale, const std::string& distribution,
-                  std::uint64_t seed, bool backward) {
+                  std::uint64_t seed, bool backward, const std::vector<std::int64_t>& cu_seqlens_q,
+                  const std::vector<std::int64_t>& cu_seqlens_k) {
   CaseBox box;
   Problem& p = box.c.problem;
   p.batch = batch, p.heads_q = heads_q, p.heads_kv = heads_kv, p.seqlen_q = seqlen_q, p.seqlen_k = seqlen_k;
+  // A packed batch (docs/spec.md "Packed batches"); validate() below gives bad offsets' one line.
+  p.cu_seqlens_q = cu_seqlens_q, p.cu_seqlens_k = cu_seqlens_k;
   p.head_dim = head_dim;
   p.dtype = dtype_arg(dtype);
   p.window_left = window_left < 0 ? -1 : window_left;
@@ -391,6 +394,9 @@ NB_MODULE(_core, m) {
       .def_prop_ro("note", [](const CaseBox& b) { return b.note; })
       .def_prop_ro("property", [](const CaseBox& b) { return b.property; })
       .def_prop_ro("fitted", [](const CaseBox& b) { return b.fitted; })
+      // A packed batch's offsets (empty lists for a dense problem; Python's Case makes them None).
+      .def_prop_ro("cu_seqlens_q", [](const CaseBox& b) { return b.c.problem.cu_seqlens_q; })
+      .def_prop_ro("cu_seqlens_k", [](const CaseBox& b) { return b.c.problem.cu_seqlens_k; })
       .def("describe", [](const CaseBox& b) { return b.c.problem.describe(); })
       .def("to_json", [](const CaseBox& b, const std::string& note) { return case_to_json(b.c, b.options, note, b.property); },
            "note"_a = "")
@@ -406,7 +412,8 @@ NB_MODULE(_core, m) {
       .def("release", &PythonAttention::release);
 
   m.def("make_case", &make_case, "batch"_a, "heads_q"_a, "heads_kv"_a, "seqlen_q"_a, "seqlen_k"_a, "head_dim"_a,
-        "dtype"_a, "window_left"_a, "window_right"_a, "scale"_a.none(), "distribution"_a, "seed"_a, "backward"_a);
+        "dtype"_a, "window_left"_a, "window_right"_a, "scale"_a.none(), "distribution"_a, "seed"_a, "backward"_a,
+        "cu_seqlens_q"_a = std::vector<std::int64_t>{}, "cu_seqlens_k"_a = std::vector<std::int64_t>{});
   m.def("generate_case", &generate, "seed"_a, "index"_a, "dtypes"_a, "direction"_a, "max_seqlen"_a, "max_work"_a,
         "support"_a);
   m.def("read_case_file", &read_case, "path"_a);

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <vector>
 #include <string>
 #include <utility>
@@ -294,6 +295,62 @@ TEST(Cli, ReplayOfAnOutOfDomainCaseExitsZero) {
   EXPECT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("verdict: out-of-domain"), std::string::npos) << r.out;
   std::remove(file.c_str());
+}
+
+// A packed batch (docs/spec.md "Packed batches") from the command line: the offsets alone give the
+// lengths; the naive baseline passes it, and the same case file run by the naive variant that
+// attends over the whole packed storage (rows see other sequences' keys) fails: the twin that
+// shows the per-sequence mask is what is checked.
+TEST(Cli, PackedBatchChecksPerSequenceAndItsTwinFails) {
+  const std::string file = temp_path("packed_case.json");
+  const Result checked = run("check --json --impl naive --cu-seqlens-q 0,3,10 --cu-seqlens-k 0,5,12 --heads 2 "
+                             "--kv-heads 1 --head-dim 16 --causal --backward --save-case " + file);
+  ASSERT_EQ(checked.status, 0) << checked.out << checked.err;
+  EXPECT_NE(checked.out.find("\"verdict\": \"pass\""), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("\"seqlen_q\": 10"), std::string::npos) << checked.out;
+  EXPECT_NE(checked.out.find("\"seqlen_k\": 12"), std::string::npos) << checked.out;
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(text.find("\"cu_seqlens_k\""), std::string::npos) << text;
+  const Result replayed = run("replay --json " + file);
+  EXPECT_EQ(replayed.status, 0) << replayed.out << replayed.err;
+  EXPECT_EQ(without_timing(replayed.out), without_timing(checked.out));
+  const std::string impl = "\"impl\": \"naive\"";
+  ASSERT_NE(text.find(impl), std::string::npos) << text;
+  text.replace(text.find(impl), impl.size(), "\"impl\": \"naive-flawed:packed-ignores-sequences\"");
+  write_file(file, text);
+  const Result twin = run("replay " + file);
+  EXPECT_EQ(twin.status, 1) << twin.out << twin.err;
+  EXPECT_NE(twin.out.find("verdict: fail"), std::string::npos) << twin.out;
+  std::remove(file.c_str());
+}
+
+// Offsets that are no packing of the tensors: one line, exit status 2, the problem's own message
+// (the same as a case file's and Python's).
+TEST(Cli, BadPackedOffsetsAreAOneLineErrorWithStatus2) {
+  const char* cases[][2] = {
+      {"check --cu-seqlens-q 0,3,x --cu-seqlens-k 0,5,12", "--cu-seqlens-q expects a number, got 'x'"},
+      {"check --cu-seqlens-q 0,,10 --cu-seqlens-k 0,5,12", "--cu-seqlens-q expects a number, got ''"},
+      {"check --cu-seqlens-q 0,3,10", "cu_seqlens_q and cu_seqlens_k must be given together"},
+      {"check --cu-seqlens-q 0,3,10 --cu-seqlens-k 0,12", "cu_seqlens_q (3 offsets) and cu_seqlens_k (2) must describe as many sequences"},
+      {"check --cu-seqlens-q 2,3,10 --cu-seqlens-k 0,5,12", "cu_seqlens_q must start at 0, not 2"},
+      {"check --cu-seqlens-q 0,3,10 --cu-seqlens-k 0,5,3", "cu_seqlens_k must not decrease (offset 2 is 3 after 5)"},
+      {"check --cu-seqlens-q 0,3,10 --cu-seqlens-k 0,5,12 --seqlen-q 12", "cu_seqlens_q must end at seqlen_q (12), not 10"},
+      {"check --cu-seqlens-q 0,3,10 --cu-seqlens-k 0,5,12 --batch 2", "a packed batch is stored as batch 1"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+  // Consistent lengths given with the offsets are accepted (the twin of the last two rows).
+  const Result given = run("check --cu-seqlens-q 0,3,10 --cu-seqlens-k 0,5,12 --seqlen-q 10 --seqlen-k 12 --head-dim 8");
+  EXPECT_EQ(given.status, 0) << given.out << given.err;
 }
 
 // A case past the work or memory limit is refused before anything runs (it once ran for minutes

@@ -66,7 +66,7 @@ const std::map<std::string, std::string>& good_values() {
       {"--max-memory", "8"}, {"--smt2", "smt2-dir"}, {"--timeout", "5"}, {"--out", "out-dir"},
       {"--backward", "yes"}, {"--max-seqlen", "64"}, {"--profile", "default"}, {"--cases", "3"},
       {"--minutes", "2"}, {"--shard", "1/2"}, {"--shard-count", "2"}, {"--jobs", "2"}, {"--case-timeout", "60"},
-      {"--masks", "none"}, {"--support", "support.json"}};
+      {"--masks", "none"}, {"--support", "support.json"}, {"--cu-seqlens-q", "0,3,10"}, {"--cu-seqlens-k", "0,5,12"}};
   return values;
 }
 
@@ -84,6 +84,9 @@ std::vector<std::string> required_of(const std::string& verb) {
 // required_of(verb) without `option` and its value.
 std::vector<std::string> required_besides(const std::string& verb, const std::string& option) {
   std::vector<std::string> args = required_of(verb);
+  // A packed batch's offsets come in pairs (Problem::validate): each needs the other.
+  if (option == "--cu-seqlens-q") args.insert(args.end(), {"--cu-seqlens-k", "0,5,12"});
+  if (option == "--cu-seqlens-k") args.insert(args.end(), {"--cu-seqlens-q", "0,3,10"});
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == option) args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
   return args;
