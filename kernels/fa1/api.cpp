@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <vector>
 #include <stdexcept>
 
 #include "kernels/algo/tile_configs.h"
@@ -54,15 +55,37 @@ void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   const FlashShape& s = p.shape;
   const int bucket = algo::head_dim_bucket(KernelFamily::fa1, s.head_dim);
   const int block_m = algo::tile_config(KernelFamily::fa1, algo::Direction::forward, bucket, options.tiles).block_m;
-  const int query_blocks = (s.seqlen_q + block_m - 1) / block_m;
-  p.query_splits = query_splits == 0 ? automatic_query_splits(target, s, block_m) : std::min(query_splits, query_blocks);
-  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
+  const auto splits_for = [&](const FlashShape& shape) {
+    const int query_blocks = (shape.seqlen_q + block_m - 1) / block_m;
+    return query_splits == 0 ? automatic_query_splits(target, shape, block_m) : std::min(query_splits, query_blocks);
+  };
+  const std::vector<algo::SequenceSpan<int>> sequences = packed_sequences(options);
+  // The workspaces of one run: the whole call when dense, the longest sequence when packed.
+  const int longest_q = sequences.empty() ? s.seqlen_q : longest_sequence(sequences).seqlen_q;
+  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * longest_q;
   FlashBuffer o_accum(target, rows * s.head_dim * sizeof(float));
   FlashBuffer row_max(target, rows * sizeof(float)), row_sum(target, rows * sizeof(float));
   p.o_accum = static_cast<float*>(o_accum.data());
   p.row_max = static_cast<float*>(row_max.data());
   p.row_sum = static_cast<float*>(row_sum.data());
-  flash::run_forward_on<KernelFamily::fa1>(target, p, bucket, options.tiles, /*workspace=*/true);
+  if (sequences.empty()) {
+    p.query_splits = splits_for(s);
+    flash::run_forward_on<KernelFamily::fa1>(target, p, bucket, options.tiles, /*workspace=*/true);
+    return;
+  }
+  // Packed: each sequence alone, its LSE through a [heads_q, seqlen_q] workspace (validate.h).
+  FlashBuffer lse_rows(target, rows * sizeof(float));
+  for (const algo::SequenceSpan<int>& seq : sequences) {
+    if (seq.seqlen_q == 0) continue;  // no output
+    Fa1ForwardParams one = p;
+    one.shape = sequence_shape(s, options, seq);
+    one.q = rows_from(p.q, seq.q_begin), one.o = rows_from(p.o, seq.q_begin);
+    one.k = rows_from(p.k, seq.k_begin), one.v = rows_from(p.v, seq.k_begin);
+    one.lse = static_cast<float*>(lse_rows.data());
+    one.query_splits = splits_for(one.shape);
+    flash::run_forward_on<KernelFamily::fa1>(target, one, bucket, options.tiles, /*workspace=*/true);
+    copy_rows(target, p.lse + seq.q_begin, s.seqlen_q, one.lse, seq.seqlen_q, seq.seqlen_q, s.heads_q);
+  }
 }
 
 void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {
@@ -70,13 +93,26 @@ void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTenso
   FlashBackwardParams p = make_flash_backward_params(dtype, t, options);
   p.dq_mode = DqAccumulation::owned;
   const FlashShape& s = p.shape;
-  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
+  const std::vector<algo::SequenceSpan<int>> sequences = packed_sequences(options);
+  // The workspaces of one run: the whole call when dense, the longest sequence when packed.
+  const int longest_q = sequences.empty() ? s.seqlen_q : longest_sequence(sequences).seqlen_q;
+  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * longest_q;
   FlashBuffer row_dot(target, rows * sizeof(float));
   FlashBuffer dq_accum(target, rows * s.head_dim * sizeof(float));
   p.row_dot = static_cast<float*>(row_dot.data());
   p.dq_accum = static_cast<float*>(dq_accum.data());
   const int bucket = algo::head_dim_bucket(KernelFamily::fa1, s.head_dim);
-  flash::run_backward_on<KernelFamily::fa1>(target, p, bucket, options.tiles);
+  if (sequences.empty()) {
+    flash::run_backward_on<KernelFamily::fa1>(target, p, bucket, options.tiles);
+    return;
+  }
+  FlashBuffer lse_rows(target, rows * sizeof(float));
+  for (const algo::SequenceSpan<int>& seq : sequences) {
+    const SequenceWanted wanted = sequence_wanted(options, s, seq);
+    const FlashBackwardParams one =
+        sequence_backward_params(target, p, options, seq, static_cast<float*>(lse_rows.data()), wanted);
+    flash::run_backward_on<KernelFamily::fa1>(target, one, bucket, options.tiles);
+  }
 }
 
 }  // namespace flashproof::kernels

@@ -1,6 +1,7 @@
 #include "kernels/fa2/api.h"
 
 #include <cstddef>
+#include <vector>
 #include <stdexcept>
 
 #include "kernels/algo/tile_configs.h"
@@ -30,7 +31,26 @@ void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.lse = t.lse;
   p.wanted = {options.wanted_rows, options.wanted_cols};
   const int bucket = algo::head_dim_bucket(KernelFamily::fa2, p.shape.head_dim);
-  flash::run_forward_on<KernelFamily::fa2>(target, p, bucket, options.tiles, /*workspace=*/false);
+  const std::vector<algo::SequenceSpan<int>> sequences = packed_sequences(options);
+  if (sequences.empty()) {
+    flash::run_forward_on<KernelFamily::fa2>(target, p, bucket, options.tiles, /*workspace=*/false);
+    return;
+  }
+  // Packed: each sequence alone, its LSE through a [heads_q, seqlen_q] workspace (validate.h).
+  const FlashShape& storage = p.shape;
+  FlashBuffer lse_rows(target, static_cast<std::size_t>(storage.heads_q) * longest_sequence(sequences).seqlen_q * sizeof(float));
+  for (const algo::SequenceSpan<int>& seq : sequences) {
+    if (seq.seqlen_q == 0) continue;  // no output
+    Fa2ForwardParams one = p;
+    one.shape = sequence_shape(storage, options, seq);
+    one.q = rows_from(p.q, seq.q_begin), one.o = rows_from(p.o, seq.q_begin);
+    one.k = rows_from(p.k, seq.k_begin), one.v = rows_from(p.v, seq.k_begin);
+    one.lse = static_cast<float*>(lse_rows.data());
+    const SequenceWanted wanted = sequence_wanted(options, storage, seq);
+    one.wanted = wanted.view();
+    flash::run_forward_on<KernelFamily::fa2>(target, one, bucket, options.tiles, /*workspace=*/true);
+    copy_rows(target, p.lse + seq.q_begin, storage.seqlen_q, one.lse, seq.seqlen_q, seq.seqlen_q, storage.heads_q);
+  }
 }
 
 void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {
@@ -38,16 +58,31 @@ void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTenso
   FlashBackwardParams p = make_flash_backward_params(dtype, t, options);
   p.dq_mode = options.deterministic ? DqAccumulation::slices : DqAccumulation::atomic;
   const int bucket = algo::head_dim_bucket(KernelFamily::fa2, p.shape.head_dim);
+  const std::vector<algo::SequenceSpan<int>> sequences = packed_sequences(options);
+  // The workspaces of one run: the whole call when dense, the longest sequence when packed.
+  const algo::SequenceSpan<int> longest =
+      sequences.empty() ? algo::SequenceSpan<int>{0, p.shape.seqlen_q, 0, p.shape.seqlen_k} : longest_sequence(sequences);
   const FlashShape& s = p.shape;
-  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q;
+  const std::size_t rows = static_cast<std::size_t>(s.batch) * s.heads_q * longest.seqlen_q;
   // Deterministic mode keeps one dQ slice per key block of the backward's tile shape.
   const int block_n = algo::tile_config(KernelFamily::fa2, algo::Direction::backward, bucket, options.tiles).block_n;
-  const std::size_t splits = options.deterministic ? static_cast<std::size_t>((s.seqlen_k + block_n - 1) / block_n) : 1;
+  const std::size_t splits =
+      options.deterministic ? static_cast<std::size_t>((longest.seqlen_k + block_n - 1) / block_n) : 1;
   FlashBuffer row_dot(target, rows * sizeof(float));
   FlashBuffer dq_accum(target, splits * rows * s.head_dim * sizeof(float));
   p.row_dot = static_cast<float*>(row_dot.data());
   p.dq_accum = static_cast<float*>(dq_accum.data());
-  flash::run_backward_on<KernelFamily::fa2>(target, p, bucket, options.tiles);
+  if (sequences.empty()) {
+    flash::run_backward_on<KernelFamily::fa2>(target, p, bucket, options.tiles);
+    return;
+  }
+  FlashBuffer lse_rows(target, rows * sizeof(float));
+  for (const algo::SequenceSpan<int>& seq : sequences) {
+    const SequenceWanted wanted = sequence_wanted(options, p.shape, seq);
+    const FlashBackwardParams one =
+        sequence_backward_params(target, p, options, seq, static_cast<float*>(lse_rows.data()), wanted);
+    flash::run_backward_on<KernelFamily::fa2>(target, one, bucket, options.tiles);
+  }
 }
 
 }  // namespace flashproof::kernels

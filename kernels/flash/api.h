@@ -5,7 +5,8 @@
 // Target memory is device memory when target = gpu (nvcc build, a usable GPU) and host memory when
 // target = emulated (the same kernels on the host SIMT emulator). Layouts (docs/spec.md "Semantics"): Q, O, dQ, dO
 // [batch, seqlen_q, heads_q, head_dim]; K, V, dK, dV [batch, seqlen_k, heads_kv, head_dim];
-// LSE [batch, heads_q, seqlen_q] fp32 contiguous, natural log. The APIs validate every call and
+// LSE [batch, heads_q, seqlen_q] fp32 contiguous, natural log. A packed batch (FlashOptions::
+// cu_seqlens_q / cu_seqlens_k) has these layouts with batch 1. The APIs validate every call and
 // throw std::invalid_argument with a one-line message naming the problem; see docs/fa2.md.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "kernels/algo/tile_configs.h"
 
@@ -46,6 +48,14 @@ struct FlashOptions {
   // complete O and LSE for the rows its wanted outputs need. Ignored on the GPU.
   const std::uint8_t* wanted_rows = nullptr;
   const std::uint8_t* wanted_cols = nullptr;
+  // A packed batch, as FlashAttention-2's varlen API takes it (docs/fa2.md "Packed batches"): host
+  // arrays of B + 1 cumulative offsets each; sequence b's query rows are rows [cu_seqlens_q[b],
+  // cu_seqlens_q[b+1]) of the batch-1 tensors and its keys [cu_seqlens_k[b], cu_seqlens_k[b+1]),
+  // each sequence masked as a dense problem of its own lengths. Both empty: dense. Checked (both
+  // or neither, the same count >= 2, from 0, non-decreasing, up to seqlen_q / seqlen_k, at most
+  // 65535 sequences) and copied to target memory by the API; read only during the call.
+  std::span<const std::int32_t> cu_seqlens_q{};
+  std::span<const std::int32_t> cu_seqlens_k{};
 };
 
 struct FlashForwardTensors {

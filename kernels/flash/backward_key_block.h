@@ -376,9 +376,12 @@ void launch_backward(const FlashBackwardParams& p, const char* main_name, Dim3 m
   const Dim3 rows_grid{static_cast<unsigned>((s.seqlen_q + kRowKernelThreads - 1) / kRowKernelThreads),
                        static_cast<unsigned>(s.batch), static_cast<unsigned>(s.heads_q)};
   const Dim3 row_block{kRowKernelThreads, 1, 1};
-  launch_kernel("backward_preprocess", rows_grid, row_block, 0, backward_preprocess_kernel<Traits>, p);
-  launch_kernel(main_name, main_grid, Dim3{Traits::kThreads, 1, 1}, Traits::kSmemBytes, main_kernel, p);
-  launch_kernel("backward_convert", rows_grid, row_block, 0, backward_convert_kernel<Traits>, p);
+  // A sequence of a packed batch (run alone, docs/fa2.md "Packed batches") may have no query row or
+  // no key: a grid without blocks is not launched (its kernel has nothing to do; dQ = 0 and dK =
+  // dV = 0 come from the others).
+  if (rows_grid.x > 0) launch_kernel("backward_preprocess", rows_grid, row_block, 0, backward_preprocess_kernel<Traits>, p);
+  if (main_grid.x > 0) launch_kernel(main_name, main_grid, Dim3{Traits::kThreads, 1, 1}, Traits::kSmemBytes, main_kernel, p);
+  if (rows_grid.x > 0) launch_kernel("backward_convert", rows_grid, row_block, 0, backward_convert_kernel<Traits>, p);
 }
 
 }  // namespace flashproof::kernels::FP_TARGET

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -135,6 +137,31 @@ kernels::FlashOptions with_wanted(kernels::FlashOptions o, const Problem& p, con
   return o;
 }
 
+// A packed problem's offsets as the API takes them (int32; Problem::validate bounds them by the
+// lengths, and unsupported_reason the lengths by 2^29). Empty for a dense problem.
+struct SequenceOffsets {
+  std::vector<std::int32_t> q, k;
+
+  explicit SequenceOffsets(const Problem& p) : q(narrow(p.cu_seqlens_q)), k(narrow(p.cu_seqlens_k)) {}
+  kernels::FlashOptions applied_to(kernels::FlashOptions o) const {
+    o.cu_seqlens_q = q;
+    o.cu_seqlens_k = k;
+    return o;
+  }
+
+ private:
+  static std::vector<std::int32_t> narrow(const std::vector<std::int64_t>& offsets) {
+    std::vector<std::int32_t> out;
+    out.reserve(offsets.size());
+    for (const std::int64_t x : offsets) {
+      if (x < 0 || x > std::numeric_limits<std::int32_t>::max())
+        throw std::invalid_argument("flash: a packed batch's offset (" + std::to_string(x) + ") does not fit int32");
+      out.push_back(static_cast<std::int32_t>(x));
+    }
+    return out;
+  }
+};
+
 class FlashAttention final : public AttentionImpl {
  public:
   explicit FlashAttention(FlashKernelEntry entry) : entry_(std::move(entry)) {}
@@ -160,6 +187,7 @@ class FlashAttention final : public AttentionImpl {
     Support s;
     s.dtypes = {DType::fp16, DType::bf16};
     s.max_seqlen_q = s.max_seqlen_k = std::int64_t{1} << 29;
+    s.packed = true;  // forward and backward (docs/fa2.md, docs/fa1.md "Packed batches")
     return s;
   }
 
@@ -172,6 +200,7 @@ class FlashAttention final : public AttentionImpl {
     if (!limits.bucket_built(bucket))
       return name + ": head_dim bucket " + std::to_string(bucket) + " is not built (" + limits.buckets_option + ")";
     if (p.batch > 65535 || p.heads_q > 65535) return name + ": batch and heads_q must be at most 65535";
+    if (p.sequences() > 65535) return name + ": packed batches must have at most 65535 sequences";
     if (p.seqlen_q > (1 << 29) || p.seqlen_k > (1 << 29)) return name + ": sequence lengths must be at most 2^29";
     return {};
   }
@@ -182,8 +211,9 @@ class FlashAttention final : public AttentionImpl {
     Staged q = stage(t, a.q, d, true), k = stage(t, a.k, d, true), v = stage(t, a.v, d, true);
     Staged o = stage(t, a.o, d, false);
     StagedLse lse = stage_lse(t, a.lse, false);
+    const SequenceOffsets offsets(p);
     entry_.forward(t, dtype(p), {q.tensor, k.tensor, v.tensor, o.tensor, static_cast<float*>(lse.buffer->data())},
-                   with_wanted(options_for(p, entry_), p, a.wanted));
+                   offsets.applied_to(with_wanted(options_for(p, entry_), p, a.wanted)));
     fetch(o, a.o);
     fetch_lse(lse, a.lse);
   }
@@ -195,10 +225,11 @@ class FlashAttention final : public AttentionImpl {
     Staged o = stage(t, a.o, d, true), dout = stage(t, a.dout, d, true);
     Staged dq = stage(t, a.dq, d, false), dk = stage(t, a.dk, d, false), dv = stage(t, a.dv, d, false);
     StagedLse lse = stage_lse(t, a.lse, true);
+    const SequenceOffsets offsets(p);
     entry_.backward(t, dtype(p),
                     {q.tensor, k.tensor, v.tensor, o.tensor, dout.tensor, dq.tensor, dk.tensor, dv.tensor,
                      static_cast<const float*>(lse.buffer->data())},
-                    with_wanted(options_for(p, entry_), p, a.wanted));
+                    offsets.applied_to(with_wanted(options_for(p, entry_), p, a.wanted)));
     fetch(dq, a.dq);
     fetch(dk, a.dk);
     fetch(dv, a.dv);

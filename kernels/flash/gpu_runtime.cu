@@ -47,6 +47,11 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes) {
   check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "copy to host");
 }
 
+void copy_rows_on_device(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                         std::size_t height) {
+  check(cudaMemcpy2D(dst, dst_pitch, src, src_pitch, width, height, cudaMemcpyDeviceToDevice), "copy rows");
+}
+
 void synchronize() { check(cudaDeviceSynchronize(), "kernel"); }
 
 }  // namespace flashproof::kernels::gpu

@@ -14,6 +14,10 @@ void* device_alloc(std::size_t bytes);
 void device_free(void* p);
 void copy_to_device(void* dst, const void* src, std::size_t bytes);
 void copy_to_host(void* dst, const void* src, std::size_t bytes);  // after the kernels finish
+// `height` rows of `width` bytes from device to device, rows `src_pitch` and `dst_pitch` bytes
+// apart, in stream order with the launches.
+void copy_rows_on_device(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch, std::size_t width,
+                         std::size_t height);
 void synchronize();
 
 }  // namespace flashproof::kernels::gpu

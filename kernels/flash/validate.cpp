@@ -4,10 +4,15 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
+#include <span>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "kernels/flash/built_buckets.h"
+#include "kernels/flash/gpu_runtime.h"
 
 namespace flashproof::kernels {
 namespace {
@@ -85,6 +90,42 @@ std::string shape_error(const FlashKernelLimits& limits, const FlashTensor& q, c
   return {};
 }
 
+// A packed batch's offsets (FlashOptions::cu_seqlens_q / _k) against the tensors' sizes: what the
+// kernels index storage with, so that none reads outside its tensors or another sequence's rows.
+std::string packed_error(const FlashKernelLimits& limits, const FlashTensor& q, const FlashTensor& k,
+                         const FlashOptions& o) {
+  const std::string p = prefix(limits);
+  const auto& cq = o.cu_seqlens_q;
+  const auto& ck = o.cu_seqlens_k;
+  if (cq.empty() && ck.empty()) return {};
+  if (cq.empty() != ck.empty())
+    return p + "cu_seqlens_q and cu_seqlens_k must be given together (got " + std::to_string(cq.size()) + " and " +
+           std::to_string(ck.size()) + " offsets)";
+  if (cq.size() != ck.size())
+    return p + "cu_seqlens_q and cu_seqlens_k must have the same count (got " + std::to_string(cq.size()) + " and " +
+           std::to_string(ck.size()) + ")";
+  if (cq.size() < 2) return p + "cu_seqlens_q must hold at least 2 offsets (got " + std::to_string(cq.size()) + ")";
+  if (static_cast<std::int64_t>(cq.size()) - 1 > kMaxGridDim)
+    return p + "packed batches must have at most 65535 sequences (got " + std::to_string(cq.size() - 1) + ")";
+  if (q.sizes[0] != 1) return p + "a packed batch needs tensors of batch 1 (q has batch " + std::to_string(q.sizes[0]) + ")";
+  const std::pair<const char*, std::span<const std::int32_t>> offsets[] = {{"cu_seqlens_q", cq}, {"cu_seqlens_k", ck}};
+  const std::int64_t totals[] = {q.sizes[1], k.sizes[1]};
+  const char* tensor_names[] = {"q", "k"};
+  for (int side = 0; side < 2; ++side) {
+    const auto& [name, cu] = offsets[side];
+    const std::string n = p + name;
+    if (cu[0] != 0) return n + " must start at 0 (got " + std::to_string(cu[0]) + ")";
+    for (std::size_t b = 1; b < cu.size(); ++b)
+      if (cu[b] < cu[b - 1])
+        return n + " must be non-decreasing (offset " + std::to_string(b) + " is " + std::to_string(cu[b]) +
+               " after " + std::to_string(cu[b - 1]) + ")";
+    if (cu.back() != totals[side])
+      return n + " must end at " + tensor_names[side] + "'s seqlen (" + std::to_string(totals[side]) + "), got " +
+             std::to_string(cu.back());
+  }
+  return {};
+}
+
 using NamedTensor = std::tuple<const char*, const FlashTensor*, bool>;  // name, tensor, shaped like q (else like k)
 
 // The checks both directions make: target, shapes, then each tensor's sizes and layout, then LSE.
@@ -93,6 +134,7 @@ std::string call_error(const FlashKernelLimits& limits, FlashTarget target, cons
   if (std::string e = target_error(limits, target); !e.empty()) return e;
   if (q.data == nullptr || k.data == nullptr) return prefix(limits) + "q and k must not be null";
   if (std::string e = shape_error(limits, q, k, options); !e.empty()) return e;
+  if (std::string e = packed_error(limits, q, k, options); !e.empty()) return e;
   for (const auto& [name, tensor, like_q] : tensors)
     if (std::string e = tensor_error(limits, name, *tensor, like_q ? q.sizes : k.sizes); !e.empty()) return e;
   if (lse == nullptr) return prefix(limits) + "lse is null";
@@ -136,6 +178,82 @@ FlashShape make_flash_shape(FlashDtype dtype, const FlashTensor& q, const FlashT
   s.window_left = o.window_left < 0 ? -1 : std::min(o.window_left, s.seqlen_k);
   s.window_right = o.window_right < 0 ? -1 : std::min(o.window_right, s.seqlen_q);
   return s;
+}
+
+std::vector<algo::SequenceSpan<int>> packed_sequences(const FlashOptions& o) {
+  std::vector<algo::SequenceSpan<int>> out;
+  for (std::size_t b = 0; b + 1 < o.cu_seqlens_q.size(); ++b)
+    out.push_back(algo::packed_sequence<int>(o.cu_seqlens_q, o.cu_seqlens_k, static_cast<int>(b)));
+  return out;
+}
+
+algo::SequenceSpan<int> longest_sequence(const std::vector<algo::SequenceSpan<int>>& sequences) {
+  algo::SequenceSpan<int> longest{0, 0, 0, 0};
+  for (const auto& seq : sequences) {
+    longest.seqlen_q = std::max(longest.seqlen_q, seq.seqlen_q);
+    longest.seqlen_k = std::max(longest.seqlen_k, seq.seqlen_k);
+  }
+  return longest;
+}
+
+FlashShape sequence_shape(const FlashShape& storage, const FlashOptions& o, const algo::SequenceSpan<int>& seq) {
+  FlashShape s = storage;
+  s.batch = 1;
+  s.seqlen_q = seq.seqlen_q;
+  s.seqlen_k = seq.seqlen_k;
+  s.window_left = o.window_left < 0 ? -1 : std::min(o.window_left, s.seqlen_k);
+  s.window_right = o.window_right < 0 ? -1 : std::min(o.window_right, s.seqlen_q);
+  return s;
+}
+
+SeqTensor rows_from(const SeqTensor& t, int first_row) {
+  SeqTensor r = t;
+  r.data = t.at(0, first_row, 0);
+  return r;
+}
+
+SequenceWanted sequence_wanted(const FlashOptions& o, const FlashShape& storage, const algo::SequenceSpan<int>& seq) {
+  SequenceWanted w;
+  if (o.wanted_rows != nullptr)
+    for (int h = 0; h < storage.heads_q; ++h)
+      for (int r = 0; r < seq.seqlen_q; ++r)
+        w.rows.push_back(o.wanted_rows[static_cast<std::size_t>(h) * storage.seqlen_q + seq.q_begin + r]);
+  if (o.wanted_cols != nullptr)
+    for (int h = 0; h < storage.heads_kv; ++h)
+      for (int k = 0; k < seq.seqlen_k; ++k)
+        w.cols.push_back(o.wanted_cols[static_cast<std::size_t>(h) * storage.seqlen_k + seq.k_begin + k]);
+  // A sequence with no wanted row (column) must not read as "all wanted".
+  if (o.wanted_rows != nullptr && w.rows.empty()) w.rows.push_back(0);
+  if (o.wanted_cols != nullptr && w.cols.empty()) w.cols.push_back(0);
+  return w;
+}
+
+FlashBackwardParams sequence_backward_params(FlashTarget target, const FlashBackwardParams& p, const FlashOptions& o,
+                                             const algo::SequenceSpan<int>& seq, float* lse_rows,
+                                             const SequenceWanted& wanted) {
+  FlashBackwardParams one = p;
+  one.shape = sequence_shape(p.shape, o, seq);
+  one.q = rows_from(p.q, seq.q_begin), one.o = rows_from(p.o, seq.q_begin), one.dout = rows_from(p.dout, seq.q_begin);
+  one.dq = rows_from(p.dq, seq.q_begin);
+  one.k = rows_from(p.k, seq.k_begin), one.v = rows_from(p.v, seq.k_begin);
+  one.dk = rows_from(p.dk, seq.k_begin), one.dv = rows_from(p.dv, seq.k_begin);
+  copy_rows(target, lse_rows, seq.seqlen_q, p.lse + seq.q_begin, p.shape.seqlen_q, seq.seqlen_q, p.shape.heads_q);
+  one.lse = lse_rows;
+  one.wanted = wanted.view();
+  return one;
+}
+
+void copy_rows(FlashTarget target, float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch,
+               std::size_t width, std::size_t height) {
+  if (width == 0 || height == 0) return;
+#if defined(FLASHPROOF_HAS_CUDA)
+  if (target == FlashTarget::gpu)
+    return gpu::copy_rows_on_device(dst, dst_pitch * sizeof(float), src, src_pitch * sizeof(float),
+                                    width * sizeof(float), height);
+#else
+  (void)target;
+#endif
+  for (std::size_t r = 0; r < height; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, width * sizeof(float));
 }
 
 SeqTensor seq_tensor(const FlashTensor& t) {
