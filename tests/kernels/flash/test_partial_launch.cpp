@@ -109,6 +109,12 @@ std::vector<PartialCase> cases() {
       // d 128) unwanted, so the forward's launch is partial too
       v.push_back({impl, make_problem(DType::bf16, 1, 1, 1, 400, 400, 128, -1, 0), cols});
       v.push_back({impl, make_problem(DType::fp16, 1, 2, 1, 300, 180, 64, 40, 7), cols});  // local, GQA
+      // A packed batch (docs/fa2.md "Packed batches"): each sequence's slice of the sample, sequences
+      // without rows or keys among them; causal, GQA.
+      Problem packed = make_problem(DType::bf16, 1, 4, 2, 400, 380, 64, -1, 0);
+      packed.cu_seqlens_q = {0, 100, 100, 300, 330, 400};
+      packed.cu_seqlens_k = {0, 150, 170, 300, 300, 380};
+      v.push_back({impl, packed, cols});
     }
   return v;
 }
