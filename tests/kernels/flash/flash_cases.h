@@ -1,8 +1,8 @@
 // The flash kernels' test matrix, shared by FA1 and FA2 and by their `emulated` and `gpu` tests:
 // every FA2 head-dim bucket (FA1 pads them into its three), no mask / causal / local, GQA 1, 2 and
 // MQA, seqlen_q != seqlen_k both ways including 1, ragged last blocks, fp16 and bf16, and edge cases
-// (empty rows, extreme logits, deterministic backward), each checked forward and backward through
-// the harness's verdict. Also a check the verdict cannot make: outputs written exactly inside
+// (empty rows, extreme logits, deterministic backward, packed batches), each checked forward and
+// backward through the harness's verdict. Also a check the verdict cannot make: outputs written exactly inside
 // strided views.
 #pragma once
 
@@ -60,6 +60,19 @@ inline Problem make_problem(DType dtype, std::int64_t d, std::int64_t hq, std::i
   p.seqlen_k = sk;
   p.window_left = left;
   p.window_right = right;
+  return p;
+}
+
+// p as a packed batch of the given (query rows, keys) sequences.
+inline Problem packed(Problem p, const std::vector<std::pair<std::int64_t, std::int64_t>>& sequences) {
+  p.cu_seqlens_q = {0};
+  p.cu_seqlens_k = {0};
+  for (const auto& [rows, keys] : sequences) {
+    p.cu_seqlens_q.push_back(p.cu_seqlens_q.back() + rows);
+    p.cu_seqlens_k.push_back(p.cu_seqlens_k.back() + keys);
+  }
+  p.seqlen_q = p.cu_seqlens_q.back();
+  p.seqlen_k = p.cu_seqlens_k.back();
   return p;
 }
 
@@ -141,6 +154,13 @@ inline std::vector<FlashCase> edge_cases(const std::string& impl, const std::str
   add("subnormal_inputs", make_problem(DType::fp16, 64, 1, 1, 40, 60, -1, -1), "subnormal");
   add("deterministic_gqa_causal", make_problem(DType::fp16, 64, 4, 2, 150, 200, -1, 0), "normal", true, deterministic_impl);
   add("deterministic_bf16_local", make_problem(DType::bf16, 160, 2, 1, 90, 70, 30, 5), "normal", true, deterministic_impl);
+  // Packed batches (docs/fa2.md "Packed batches"): sequences without rows or keys, of one row and
+  // one key, causal with more rows than keys, around the tile sizes; GQA; one long among short ones.
+  add("packed_causal_gqa", packed(make_problem(DType::fp16, 64, 4, 2, 0, 0, -1, 0),
+                                  {{0, 5}, {1, 1}, {37, 20}, {5, 0}, {130, 140}, {64, 63}}));
+  add("packed_deterministic_local",
+      packed(make_problem(DType::bf16, 128, 2, 1, 0, 0, 7, 2), {{2, 3}, {129, 127}, {1, 9}, {63, 64}}), "normal", true,
+      deterministic_impl);
   return cases;
 }
 
