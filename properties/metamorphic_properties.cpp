@@ -202,3 +202,98 @@ Outcome batch_independence(AttentionImpl& impl, const Case& c) {
 }
 
 }  // namespace flashproof::properties::checks
+
+namespace flashproof::properties::checks {
+namespace {
+
+// The packed batch a case becomes: its own lengths, a sequence without rows, one without keys,
+// a shorter one and a one-row one (docs/spec.md "Packed batches"), with the case's heads, head
+// dim, dtype, scale and mask.
+Problem packed_from(const Problem& dense) {
+  Problem p = dense;
+  p.batch = 1;
+  const std::int64_t sq = dense.seqlen_q, sk = dense.seqlen_k;
+  const std::int64_t lengths[][2] = {{sq, sk}, {0, std::min<std::int64_t>(sk, 3)}, {std::max<std::int64_t>(1, sq / 2), std::max<std::int64_t>(1, sk / 3)},
+                                     {std::min<std::int64_t>(sq, 2), 0}, {1, sk}};
+  p.cu_seqlens_q = {0}, p.cu_seqlens_k = {0};
+  for (const auto& [q, k] : lengths) {
+    p.cu_seqlens_q.push_back(p.cu_seqlens_q.back() + q);
+    p.cu_seqlens_k.push_back(p.cu_seqlens_k.back() + k);
+  }
+  p.seqlen_q = p.cu_seqlens_q.back(), p.seqlen_k = p.cu_seqlens_k.back();
+  return p;
+}
+
+// Rows [begin, begin + n) of axis `axis` of t, as a contiguous copy.
+HostTensor rows_of(const HostTensor& t, int axis, std::int64_t begin, std::int64_t n) {
+  Shape s = t.shape();
+  s[axis] = n;
+  HostTensor out(t.dtype(), s, t.rank());
+  for_each_index(out, [&](const Index& i) {
+    Index from = i;
+    from[axis] += begin;
+    out.set_bits(i[0], i[1], i[2], i[3], t.bits(from[0], from[1], from[2], from[3]));
+  });
+  return out;
+}
+
+// The first element of t that is not `expected` exactly (empty when none).
+std::string not_all(const char* name, const HostTensor& t, double expected) {
+  std::string why;
+  for_each_index(t, [&](const Index& i) {
+    const double x = value_at(t, i);
+    if (why.empty() && !(x == expected))
+      why = std::string(name) + " is " + std::to_string(x) + " at " + where(name, i, t.rank()) + ", not exactly " +
+            std::to_string(expected);
+  });
+  return why;
+}
+
+}  // namespace
+
+// A packed batch equals its sequences run alone as dense problems, bitwise (O, LSE, dK, dV; dQ
+// where the backward is reproducible), and its sequences without keys or rows get the exact
+// empty values.
+Outcome packed_equals_sequences(AttentionImpl& impl, const Case& c) {
+  const Problem p = packed_from(c.problem);
+  const Inputs in = generate_inputs(p, c.dist, c.seed);
+  const Outputs all = run_implementation(impl, p, c.backward, in);
+  const bool dq = impl.bitwise_reproducible_backward();
+  for (std::int64_t s = 0; s < p.sequences(); ++s) {
+    const std::int64_t q0 = p.cu_seqlens_q[s], k0 = p.cu_seqlens_k[s];
+    Problem one = p;
+    one.cu_seqlens_q.clear(), one.cu_seqlens_k.clear();
+    one.seqlen_q = p.cu_seqlens_q[s + 1] - q0, one.seqlen_k = p.cu_seqlens_k[s + 1] - k0;
+    const std::string entry = "sequence " + std::to_string(s) + " (" + std::to_string(one.seqlen_q) + " rows, " +
+                              std::to_string(one.seqlen_k) + " keys): ";
+    if (one.seqlen_q == 0 || one.seqlen_k == 0) {  // no dense problem: the exact empty values
+      if (one.seqlen_q > 0) {  // rows without keys: O = 0, LSE = +inf, dQ = 0
+        const HostTensor o = rows_of(all.o, 1, q0, one.seqlen_q), lse = rows_of(all.lse, 2, q0, one.seqlen_q);
+        if (std::string w = not_all("O", o, 0.0); !w.empty()) return fail(entry + w);
+        if (std::string w = not_all("LSE", lse, INFINITY); !w.empty()) return fail(entry + w);
+        if (c.backward)
+          if (std::string w = not_all("dQ", rows_of(all.dq, 1, q0, one.seqlen_q), 0.0); !w.empty()) return fail(entry + w);
+      }
+      if (one.seqlen_k > 0 && c.backward) {  // keys without rows: dK = dV = 0
+        if (std::string w = not_all("dK", rows_of(all.dk, 1, k0, one.seqlen_k), 0.0); !w.empty()) return fail(entry + w);
+        if (std::string w = not_all("dV", rows_of(all.dv, 1, k0, one.seqlen_k), 0.0); !w.empty()) return fail(entry + w);
+      }
+      continue;
+    }
+    const Inputs part{rows_of(in.q, 1, q0, one.seqlen_q), rows_of(in.k, 1, k0, one.seqlen_k),
+                      rows_of(in.v, 1, k0, one.seqlen_k), rows_of(in.dout, 1, q0, one.seqlen_q)};
+    const Outputs alone = run_implementation(impl, one, c.backward, part);
+    if (std::string w = bitwise_mismatch("O", rows_of(all.o, 1, q0, one.seqlen_q), alone.o); !w.empty()) return fail(entry + w);
+    if (std::string w = bitwise_mismatch("LSE", rows_of(all.lse, 2, q0, one.seqlen_q), alone.lse); !w.empty())
+      return fail(entry + w);
+    if (!c.backward) continue;
+    if (dq)
+      if (std::string w = bitwise_mismatch("dQ", rows_of(all.dq, 1, q0, one.seqlen_q), alone.dq); !w.empty())
+        return fail(entry + w);
+    if (std::string w = bitwise_mismatch("dK", rows_of(all.dk, 1, k0, one.seqlen_k), alone.dk); !w.empty()) return fail(entry + w);
+    if (std::string w = bitwise_mismatch("dV", rows_of(all.dv, 1, k0, one.seqlen_k), alone.dv); !w.empty()) return fail(entry + w);
+  }
+  return {};
+}
+
+}  // namespace flashproof::properties::checks

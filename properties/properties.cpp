@@ -18,6 +18,7 @@ bool always(const AttentionImpl&) { return true; }
 bool has_alternate_tiles(const AttentionImpl& impl) { return impl.with_alternate_tiles() != nullptr; }
 bool is_fa1(const AttentionImpl& impl) { return impl.name() == "fa1" && find_implementation("fa2") != nullptr; }
 bool reproducible(const AttentionImpl& impl) { return impl.bitwise_reproducible_backward(); }
+bool takes_packed(const AttentionImpl& impl) { return impl.declared_support().packed; }
 
 }  // namespace
 
@@ -58,6 +59,10 @@ const std::vector<Property>& all_properties() {
       {"gradient-finite-differences",
        "<dQ|dK|dV, u> within tolerance of central differences of the reference's MPFR forward loss", MaskChoice::any,
        true, gradient_finite_differences, always, std::int64_t{1} << 15},
+      {"packed-equals-sequences",
+       "a packed batch equals its sequences run alone, bitwise (O, LSE, dK, dV; reproducible dQ); sequences without "
+       "rows or keys get the exact empty values (implementations that take packed batches)",
+       MaskChoice::any, true, packed_equals_sequences, takes_packed, std::int64_t{1} << 15},
   };
   return list;
 }

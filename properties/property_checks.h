@@ -21,6 +21,7 @@ Outcome value_scaling(AttentionImpl& impl, const Case& c);
 Outcome prefix_independence(AttentionImpl& impl, const Case& c);
 Outcome gqa_equals_mha(AttentionImpl& impl, const Case& c);
 Outcome batch_independence(AttentionImpl& impl, const Case& c);
+Outcome packed_equals_sequences(AttentionImpl& impl, const Case& c);
 
 // determinism_properties.cpp: repeated runs under explored emulator schedules.
 Outcome forward_determinism(AttentionImpl& impl, const Case& c);

@@ -36,6 +36,7 @@ const Expectation kExpectations[] = {
     Expectation{NaiveFlaw::wrong_gqa_head, "gqa-equals-mha"},
     Expectation{NaiveFlaw::saturating_output, "value-scaling"},
     Expectation{NaiveFlaw::multiplies_masked, "memory"},
+    Expectation{NaiveFlaw::packed_ignores_sequences, "packed-equals-sequences"},
     // The agreement check run with a flawed baseline in FA1's place.
     Expectation{NaiveFlaw::missing_rescale, "fa1-matches-fa2"},
     // Both halves of tile independence: the alternate's own verdict, and the shipped shapes'
