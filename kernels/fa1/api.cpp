@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/algo/tile_configs.h"
 #include "kernels/fa1/params.h"

@@ -1,8 +1,8 @@
 #include "kernels/fa2/api.h"
 
 #include <cstddef>
-#include <vector>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/algo/tile_configs.h"
 #include "kernels/fa2/params.h"
