@@ -21,7 +21,11 @@ json::Value case_json(const Case& c, const CheckOptions& o, const std::string& n
 
 std::string case_to_json(const Case& c, const CheckOptions& o, const std::string& note,
                          const std::string& property) {
-  return json::write(case_json(c, o, note, property), json::indented()) + "\n";
+  // A packed batch's offsets on one line each: thousands of sequences stay thousands of numbers,
+  // not thousands of lines.
+  json::Layout layout = json::indented();
+  for (const char* offsets : {"cu_seqlens_q", "cu_seqlens_k"}) layout.inner.emplace_back(offsets, json::one_line());
+  return json::write(case_json(c, o, note, property), layout) + "\n";
 }
 
 CaseFile case_from_json(std::string_view text, const std::string& source) {
