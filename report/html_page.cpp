@@ -60,7 +60,9 @@ void section(std::ostringstream& s, const Report& report, const DtypeReport& d) 
   s << "<section id=\"dtype-" << html_escape(dtype) << "\">\n<h2>" << html_escape(dtype)
     << "</h2>\n"
     << "<p class=\"note\">" << d.stats.records << " records.</p>\n"
-    << html_table(status_table(d)) << "<h3>Errors per tensor</h3>\n<p class=\"note\">"
+    << html_table(status_table(d))
+    << (has_features(report, d) ? "<h3>Per feature</h3>\n" + html_table(feature_table(report, d)) : std::string())
+    << "<h3>Errors per tensor</h3>\n<p class=\"note\">"
     << html_escape(kPercentileNote) << "</p>\n"
     << "<p class=\"note\">" << html_escape(kRatioNote) << "</p>\n"
     << html_table(error_table(d)) << "<h3>Error / rigorous bound</h3>\n<p class=\"note\">"

@@ -91,6 +91,43 @@ Table status_table(const DtypeReport& d) {
   return t;
 }
 
+namespace {
+// The attention features a record's case uses (docs/spec.md): "packed" for a packed batch, else
+// "dense". A case file's problem says which (report/ reads JSON only, not core's Problem).
+std::string feature_of(const FuzzRecord& r) {
+  return member(&r.case_file, "cu_seqlens_q") != nullptr ? "packed" : "dense";
+}
+}  // namespace
+
+Table feature_table(const Report& report, const DtypeReport& d) {
+  Table t = table({"implementation", "feature", "cases", "pass", "fail", "out-of-domain", "not judged", "crash"},
+                  {Column::text, Column::text, Column::number, Column::number, Column::alert_count, Column::number,
+                   Column::alert_count, Column::alert_count});
+  for (const ImplStats& s : d.stats.impls)
+    for (const char* feature : {"dense", "packed"}) {
+      std::size_t n[6] = {};
+      for (const FuzzRecord& r : report.merged.records) {
+        if (r.dtype != d.stats.dtype || r.impl != s.impl || feature_of(r) != feature) continue;
+        ++n[0];
+        ++n[r.status == CaseStatus::pass           ? 1
+            : r.status == CaseStatus::fail         ? 2
+            : r.status == CaseStatus::out_of_domain ? 3
+            : r.status == CaseStatus::not_judged   ? 4
+                                                   : 5];
+      }
+      if (n[0] > 0)
+        t.rows.push_back({s.impl, feature, count_text(n[0]), count_text(n[1]), count_text(n[2]), count_text(n[3]),
+                          count_text(n[4]), count_text(n[5])});
+    }
+  return t;
+}
+
+bool has_features(const Report& report, const DtypeReport& d) {
+  for (const FuzzRecord& r : report.merged.records)
+    if (r.dtype == d.stats.dtype && feature_of(r) != "dense") return true;
+  return false;
+}
+
 Table error_table(const DtypeReport& d) {
   Table t = table({"implementation", "tensor", "cases", "pass", "fail", "out-of-domain", "not judged", "rule 3",
                    "max", "p50", "p99", "max", "p50", "p99", "median", "max", "max"},

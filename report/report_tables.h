@@ -31,6 +31,10 @@ struct Table {
 Table inputs_table(const Report& report);
 Table status_table(const DtypeReport& d);
 Table error_table(const DtypeReport& d);
+// Verdicts per attention feature (dense, packed), per implementation; has_features: whether the
+// dtype's records use any feature beyond dense batches (the table is shown only then).
+Table feature_table(const Report& report, const DtypeReport& d);
+bool has_features(const Report& report, const DtypeReport& d);
 Table bound_table(const DtypeReport& d);
 Table worst_table(const Report& report, const DtypeReport& d);
 // At most limit rows; the caller says how many were left out.

@@ -52,6 +52,7 @@ std::string summary_markdown(const Report& report) {
   }
   for (const DtypeReport& d : report.dtypes) {
     s << "## " << d.stats.dtype << "\n\n" << markdown_table(status_table(d)) << "\n";
+    if (has_features(report, d)) s << "### Per feature\n\n" << markdown_table(feature_table(report, d)) << "\n";
     s << "### Errors per tensor\n\n"
       << kPercentileNote << " " << kRatioNote << "\n\n"
       << markdown_table(error_table(d)) << "\n";

@@ -87,7 +87,10 @@ std::string case_object_text(const RecordSpec& r) {
          "  \"seqlen_k\": " +
          std::to_string(r.seqlen_k) + ",\n  \"head_dim\": " + std::to_string(r.head_dim) +
          ",\n  \"window_left\": -1,\n  \"window_right\": -1,\n"
-         "  \"scale\": null,\n  \"dist\": \"normal\",\n  \"seed\": " +
+         "  \"scale\": null,\n" +
+         (r.packed ? "  \"cu_seqlens_q\": [0, 5, 20],\n  \"cu_seqlens_k\": [0, 7, " + std::to_string(r.seqlen_k) + "],\n"
+                   : std::string()) +
+         "  \"dist\": \"normal\",\n  \"seed\": " +
          quoted(case_seed(r)) +
          ",\n"
          "  \"backward\": " +

@@ -32,6 +32,7 @@ struct RecordSpec {
   long long index = 0;
   std::string impl = "naive", dtype = "fp16", status = "pass", kind = "normal";
   long long seqlen_k = 20, head_dim = 16;
+  bool packed = false;  // a packed batch of two sequences (docs/spec.md "Packed batches")
   double logit_scale = 1.5;
   bool in_domain = true;
   std::vector<TensorSpec> tensors;  // empty for a crash (record null)
