@@ -53,7 +53,8 @@ struct FlashOptions {
   // cu_seqlens_q[b+1]) of the batch-1 tensors and its keys [cu_seqlens_k[b], cu_seqlens_k[b+1]),
   // each sequence masked as a dense problem of its own lengths. Both empty: dense. Checked (both
   // or neither, the same count >= 2, from 0, non-decreasing, up to seqlen_q / seqlen_k, at most
-  // 65535 sequences) and copied to target memory by the API; read only during the call.
+  // 65535 sequences); read on the host during the call, which launches each sequence on its own
+  // (docs/fa2.md "Packed batches").
   std::span<const std::int32_t> cu_seqlens_q{};
   std::span<const std::int32_t> cu_seqlens_k{};
 };
