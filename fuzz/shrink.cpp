@@ -15,6 +15,28 @@ std::vector<Problem> candidates(const Problem& p) {
     if (q.validate().empty()) out.push_back(q);
   };
   if (p.batch > 1) add([](Problem& q) { q.batch = 1; });
+  // A packed batch: one sequence dropped, or one sequence's lengths halved (the offsets rebuilt),
+  // each sequence in turn; the dense lengths below leave a packed problem invalid, so are not tried.
+  const auto resize_sequence = [&](std::int64_t b, auto lengths) {
+    add([&](Problem& q) {
+      std::vector<std::int64_t> cu_q{0}, cu_k{0};
+      for (std::int64_t s = 0; s < p.sequences(); ++s) {
+        std::int64_t sq = p.cu_seqlens_q[s + 1] - p.cu_seqlens_q[s], sk = p.cu_seqlens_k[s + 1] - p.cu_seqlens_k[s];
+        if (s == b && !lengths(sq, sk)) continue;  // dropped
+        cu_q.push_back(cu_q.back() + sq), cu_k.push_back(cu_k.back() + sk);
+      }
+      q.cu_seqlens_q = cu_q, q.cu_seqlens_k = cu_k;
+      q.seqlen_q = cu_q.back(), q.seqlen_k = cu_k.back();
+    });
+  };
+  for (std::int64_t b = 0; p.packed() && b < p.sequences(); ++b) {
+    if (p.sequences() > 1) resize_sequence(b, [](std::int64_t&, std::int64_t&) { return false; });
+    if (p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] > 1 || p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b] > 1)
+      resize_sequence(b, [](std::int64_t& sq, std::int64_t& sk) {
+        sq = (sq + 1) / 2, sk = (sk + 1) / 2;
+        return true;
+      });
+  }
   if (p.heads_kv > 1) add([](Problem& q) { q.heads_q /= q.heads_kv, q.heads_kv = 1; });
   if (p.heads_q > p.heads_kv) add([](Problem& q) { q.heads_q = q.heads_kv; });
   for (std::int64_t Problem::*len : {&Problem::seqlen_q, &Problem::seqlen_k}) {

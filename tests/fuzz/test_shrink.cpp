@@ -172,6 +172,34 @@ TEST(Shrink, KeepsTheTensorAndTheRuleWhereTheStatusAloneAdoptsAnotherDefect) {
   }
 }
 
+// A packed failure shrinks by sequences (fuzz/shrink.cpp): the dense length candidates leave a
+// packed problem invalid, so without the packed ones its six sequences would stay. Rows seeing
+// other sequences' keys need two sequences to show, so it ends at two, each a row or two long.
+TEST(Shrink, APackedFailureShrinksToFewerShorterSequences) {
+  static const bool registered = [] {
+    register_implementation(make_naive_attention(NaiveFlaw::packed_ignores_sequences));
+    return true;
+  }();
+  (void)registered;
+  Case c;
+  c.impl = "naive-flawed:packed-ignores-sequences";
+  Problem& p = c.problem;
+  p.head_dim = 8;
+  p.cu_seqlens_q = {0, 5, 5, 9, 10, 17, 19};
+  p.cu_seqlens_k = {0, 3, 5, 9, 10, 16, 16};
+  p.seqlen_q = 19, p.seqlen_k = 16;
+  c.seed = 3;
+  const std::string s = scratch("packed");
+  const CaseOutcome original = run_case_isolated(c, {}, s, kTimeout);
+  ASSERT_EQ(original.status, CaseStatus::fail) << original.why;
+  const ShrinkResult kept = shrink_case(c, original, {}, s, kTimeout, 200, 300);
+  EXPECT_GT(kept.adopted, 0);
+  EXPECT_EQ(kept.c.problem.sequences(), 2) << kept.c.problem.describe();
+  if (std::getenv("FP_SHRINK_TEST_VERBOSE")) std::printf("%s -> %s\n", p.describe().c_str(), kept.c.problem.describe().c_str());
+  EXPECT_LE(kept.c.problem.seqlen_q + kept.c.problem.seqlen_k, 8) << kept.c.problem.describe();
+  EXPECT_TRUE(keeps_failure(failure_target(original), kept.outcome)) << kept.outcome.why;
+}
+
 // ---- crashes ----
 
 // Dies by a segfault for seqlen_q > 3 and throws (what the emulator does for a divergent barrier)
