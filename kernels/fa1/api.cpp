@@ -73,19 +73,11 @@ void fa1_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
     flash::run_forward_on<KernelFamily::fa1>(target, p, bucket, options.tiles, /*workspace=*/true);
     return;
   }
-  // Packed: each sequence alone, its LSE through a [heads_q, seqlen_q] workspace (validate.h).
-  FlashBuffer lse_rows(target, rows * sizeof(float));
-  for (const algo::SequenceSpan<int>& seq : sequences) {
-    if (seq.seqlen_q == 0) continue;  // no output
-    Fa1ForwardParams one = p;
-    one.shape = sequence_shape(s, options, seq);
-    one.q = rows_from(p.q, seq.q_begin), one.o = rows_from(p.o, seq.q_begin);
-    one.k = rows_from(p.k, seq.k_begin), one.v = rows_from(p.v, seq.k_begin);
-    one.lse = static_cast<float*>(lse_rows.data());
+  // Packed: each sequence alone (validate.h), with its own query splits.
+  for_each_sequence_forward(target, p, options, sequences, [&](Fa1ForwardParams& one, const algo::SequenceSpan<int>&) {
     one.query_splits = splits_for(one.shape);
     flash::run_forward_on<KernelFamily::fa1>(target, one, bucket, options.tiles, /*workspace=*/true);
-    copy_rows(target, p.lse + seq.q_begin, s.seqlen_q, one.lse, seq.seqlen_q, seq.seqlen_q, s.heads_q);
-  }
+  });
 }
 
 void fa1_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {

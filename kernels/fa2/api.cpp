@@ -36,21 +36,12 @@ void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
     flash::run_forward_on<KernelFamily::fa2>(target, p, bucket, options.tiles, /*workspace=*/false);
     return;
   }
-  // Packed: each sequence alone, its LSE through a [heads_q, seqlen_q] workspace (validate.h).
-  const FlashShape& storage = p.shape;
-  FlashBuffer lse_rows(target, static_cast<std::size_t>(storage.heads_q) * longest_sequence(sequences).seqlen_q * sizeof(float));
-  for (const algo::SequenceSpan<int>& seq : sequences) {
-    if (seq.seqlen_q == 0) continue;  // no output
-    Fa2ForwardParams one = p;
-    one.shape = sequence_shape(storage, options, seq);
-    one.q = rows_from(p.q, seq.q_begin), one.o = rows_from(p.o, seq.q_begin);
-    one.k = rows_from(p.k, seq.k_begin), one.v = rows_from(p.v, seq.k_begin);
-    one.lse = static_cast<float*>(lse_rows.data());
-    const SequenceWanted wanted = sequence_wanted(options, storage, seq);
+  // Packed: each sequence alone (validate.h), with its share of the wanted outputs.
+  for_each_sequence_forward(target, p, options, sequences, [&](Fa2ForwardParams& one, const algo::SequenceSpan<int>& seq) {
+    const SequenceWanted wanted = sequence_wanted(options, p.shape, seq);
     one.wanted = wanted.view();
     flash::run_forward_on<KernelFamily::fa2>(target, one, bucket, options.tiles, /*workspace=*/true);
-    copy_rows(target, p.lse + seq.q_begin, storage.seqlen_q, one.lse, seq.seqlen_q, seq.seqlen_q, storage.heads_q);
-  }
+  });
 }
 
 void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTensors& t, const FlashOptions& options) {

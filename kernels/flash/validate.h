@@ -70,6 +70,28 @@ FlashBackwardParams sequence_backward_params(FlashTarget target, const FlashBack
 // `src_pitch` floats apart: a sequence's LSE between [heads_q, total_q] and [heads_q, seqlen_q].
 void copy_rows(FlashTarget target, float* dst, std::size_t dst_pitch, const float* src, std::size_t src_pitch,
                std::size_t width, std::size_t height);
+
+// A validated packed forward (FA1's or FA2's parameters p): for each sequence with query rows,
+// `launch(one, seq)` gets p narrowed to the sequence (its shape, its tensors from its first row,
+// its LSE into a [heads_q, seqlen_q] workspace), sets what its family adds and launches it; the
+// LSE rows then go to their place in the storage's [heads_q, total_q].
+template <class Params, class Launch>
+void for_each_sequence_forward(FlashTarget target, const Params& p, const FlashOptions& options,
+                               const std::vector<algo::SequenceSpan<int>>& sequences, Launch launch) {
+  const FlashShape& storage = p.shape;
+  FlashBuffer lse_rows(target, static_cast<std::size_t>(storage.heads_q) * longest_sequence(sequences).seqlen_q *
+                                   sizeof(float));
+  for (const algo::SequenceSpan<int>& seq : sequences) {
+    if (seq.seqlen_q == 0) continue;  // no output
+    Params one = p;
+    one.shape = sequence_shape(storage, options, seq);
+    one.q = rows_from(p.q, seq.q_begin), one.o = rows_from(p.o, seq.q_begin);
+    one.k = rows_from(p.k, seq.k_begin), one.v = rows_from(p.v, seq.k_begin);
+    one.lse = static_cast<float*>(lse_rows.data());
+    launch(one, seq);
+    copy_rows(target, p.lse + seq.q_begin, storage.seqlen_q, one.lse, seq.seqlen_q, seq.seqlen_q, storage.heads_q);
+  }
+}
 // The backward's parameters of a validated call; the workspace pointers and dq_mode are the
 // kernel's to set.
 FlashBackwardParams make_flash_backward_params(FlashDtype dtype, const FlashBackwardTensors& t,
