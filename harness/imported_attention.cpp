@@ -21,6 +21,7 @@ bool same_problem(const Problem& a, const Problem& b) {
   return a.dtype == b.dtype && a.batch == b.batch && a.heads_q == b.heads_q && a.heads_kv == b.heads_kv &&
          a.seqlen_q == b.seqlen_q && a.seqlen_k == b.seqlen_k && a.head_dim == b.head_dim &&
          a.window_left == b.window_left && a.window_right == b.window_right &&
+         a.cu_seqlens_q == b.cu_seqlens_q && a.cu_seqlens_k == b.cu_seqlens_k &&  // a packing of the same sizes differs
          std::bit_cast<std::uint32_t>(a.softmax_scale()) == std::bit_cast<std::uint32_t>(b.softmax_scale());
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -253,11 +254,25 @@ std::string not_all(const char* name, const HostTensor& t, double expected) {
 
 // A packed batch equals its sequences run alone as dense problems, bitwise (O, LSE, dK, dV; dQ
 // where the backward is reproducible), and its sequences without keys or rows get the exact
-// empty values.
+// empty values, with NaN in the inputs no output may read (those sequences' own rows).
 Outcome packed_equals_sequences(AttentionImpl& impl, const Case& c) {
   const Problem p = packed_from(c.problem);
   const Inputs in = generate_inputs(p, c.dist, c.seed);
-  const Outputs all = run_implementation(impl, p, c.backward, in);
+  // The packed run's inputs have NaN where nothing may read them: the keys and values of a
+  // sequence without rows, the queries and dO of a sequence without keys.
+  Inputs poisoned{in.q.contiguous_copy(), in.k.contiguous_copy(), in.v.contiguous_copy(), in.dout.contiguous_copy()};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (std::int64_t s = 0; s < p.sequences(); ++s) {
+    const std::int64_t q0 = p.cu_seqlens_q[s], q1 = p.cu_seqlens_q[s + 1], k0 = p.cu_seqlens_k[s], k1 = p.cu_seqlens_k[s + 1];
+    const auto poison = [&](HostTensor& t, std::int64_t from, std::int64_t to) {
+      for_each_index(t, [&](const Index& i) {
+        if (i[1] >= from && i[1] < to) t.set(i[0], i[1], i[2], i[3], nan);
+      });
+    };
+    if (q1 == q0) poison(poisoned.k, k0, k1), poison(poisoned.v, k0, k1);
+    if (k1 == k0) poison(poisoned.q, q0, q1), poison(poisoned.dout, q0, q1);
+  }
+  const Outputs all = run_implementation(impl, p, c.backward, poisoned);
   const bool dq = impl.bitwise_reproducible_backward();
   for (std::int64_t s = 0; s < p.sequences(); ++s) {
     const std::int64_t q0 = p.cu_seqlens_q[s], k0 = p.cu_seqlens_k[s];

@@ -269,6 +269,23 @@ TEST_F(Exchange, ABackendDeclaresItsGqaReductionInInfoJson) {
   fs::remove_all(fs::path(dir_of(e)) / "fake-typo");  // the other tests register every backend of the root
 }
 
+// Outputs stored for a dense case never answer a packed batch of the same sizes (another
+// attention): the stored case is matched on the packing too.
+TEST_F(Exchange, ADenseCaseDoesNotAnswerAPackedBatchOfItsSizes) {
+  const ExportedCase* dense = nullptr;
+  for (const ExportedCase& e : entries())
+    if (e.c.problem.batch == 1 && e.c.problem.seqlen_q >= 2 && e.c.problem.seqlen_k >= 2) dense = &e;
+  ASSERT_NE(dense, nullptr) << "the export has no batch-1 case to pack";
+  exchange::write_outputs(dir_of(*dense), "fake-dense-only", naive_outputs(dir_of(*dense), dense->c));
+  const auto impl = make_imported_attention(root().string(), "fake-dense-only");
+  EXPECT_EQ(impl->unsupported_reason(dense->c.problem, dense->c.backward), "");
+  Problem packed = dense->c.problem;
+  packed.cu_seqlens_q = {0, 1, packed.seqlen_q}, packed.cu_seqlens_k = {0, 1, packed.seqlen_k};
+  ASSERT_EQ(packed.validate(), "");
+  EXPECT_NE(impl->unsupported_reason(packed, dense->c.backward).find("no exported case has this problem"), std::string::npos);
+  fs::remove_all(fs::path(dir_of(*dense)) / "fake-dense-only");  // the other tests register every backend of the root
+}
+
 TEST_F(Exchange, MissingOutputsAreUnsupportedOrNamed) {
   const ExportedCase& forward = passing_case(false);
   const ExportedCase& backward = passing_case(true);
