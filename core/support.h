@@ -54,8 +54,9 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward);
 // down to the multiple and clipped to the maxima, the head dim to the nearest declared one, GQA
 // folded to one query head per kv head, the mask replaced by a declared kind, a masked top-left
 // case given seqlen_k = seqlen_q, a packed batch made one dense sequence of its longest lengths
-// where packed batches are not declared, each sequence fitted where they are). The dtype and the direction are never changed: a case with an
-// undeclared one stays unsupported. Returns true when p changed. The result is valid when p was.
+// where packed batches are not declared, each sequence fitted where they are). The dtype and the
+// direction are never changed: a case with an undeclared one stays unsupported. Returns true when
+// p changed. The result is valid when p was.
 bool fit_to_support(Problem& p, const Support& s);
 
 // One line, e.g. "dtypes fp16, bf16; head dims 64, 128; masks none, causal (top-left); no GQA;
