@@ -24,14 +24,16 @@ void GroupBounds::run(std::int64_t b, std::int64_t hk, GroupEnvelopes* envelopes
   for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h)
     for (std::int64_t i = 0; i < p.seqlen_q; ++i) {
       const bool row_wanted = !wanted_ || wanted_->row(cs_.row_index(b, h, i));
+      const algo::KeyRange<std::int64_t> seen = cs_.keys.of_row(i);
       const bool bounds_visit =
           rigorous && (row_wanted || std::any_of(wanted_keys.begin(), wanted_keys.end(),
-                                                 [&](std::int64_t j) { return cs_.keys.visible(i, j); }));
+                                                 [&](std::int64_t j) { return seen.contains(j); }));
       const bool envelope_judges = envelopes && row_wanted;
       const bool envelope_other = !row_wanted && others_reach_columns;
       if (!bounds_visit && !envelope_judges && !envelope_other) continue;
       row_.keys.clear();
-      if (bounds_visit || envelope_judges) find_keys(i);
+      if (bounds_visit || envelope_judges)
+        for (std::int64_t j = seen.begin; j < seen.end; ++j) row_.keys.push_back(j);
       if (!row_.keys.empty() || envelope_other) {
         row_.q.resize(d);
         inputs_.in.q.read_row(b, i, h, row_.q.data());
@@ -50,11 +52,6 @@ void GroupBounds::run(std::int64_t b, std::int64_t hk, GroupEnvelopes* envelopes
     }
   if (rigorous && backward_) columns_.finish(cs_, b, hk, *out_);
   if (envelopes) envelopes->finish();
-}
-
-void GroupBounds::find_keys(std::int64_t i) {
-  const algo::KeyRange<std::int64_t> seen = cs_.keys.of_row(i);
-  for (std::int64_t j = seen.begin; j < seen.end; ++j) row_.keys.push_back(j);
 }
 
 void GroupBounds::write_forward(std::int64_t h, std::int64_t i) {

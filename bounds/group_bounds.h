@@ -40,7 +40,6 @@ class GroupBounds {
   void run(std::int64_t b, std::int64_t hk, GroupEnvelopes* envelopes = nullptr);
 
  private:
-  void find_keys(std::int64_t i);
   void write_forward(std::int64_t h, std::int64_t i);
   void add_backward(std::int64_t h, std::int64_t i, bool row_wanted);
 

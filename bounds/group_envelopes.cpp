@@ -137,8 +137,9 @@ void GroupEnvelopes::add_to_columns(std::int64_t i, double w, const std::vector<
   if (!sample_) {
     for (std::int64_t j : *keys) add(j);
   } else {
+    const algo::KeyRange<std::int64_t> seen = keys_.of_row(i);
     for (std::int64_t j : cols_)
-      if (keys_.visible(i, j)) add(j);
+      if (seen.contains(j)) add(j);
   }
 }
 

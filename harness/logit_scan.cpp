@@ -29,7 +29,7 @@ LogitScan scan_logits(const Problem& p, const reference::DenseRows& qr,
           for (std::int64_t c = 0; c < p.head_dim; ++c) dot += qi[c] * kj[c];
           const double x = std::fabs(scale * dot);
           if (x > limit) out.beyond_limit = true;
-          if (seen.begin <= j && j < seen.end && !(x <= out.max_visible))
+          if (seen.contains(j) && !(x <= out.max_visible))
             out.max_visible = std::isnan(x) ? std::numeric_limits<double>::infinity() : x;
         }
       }

@@ -39,6 +39,7 @@ template <class Int>
 struct KeyRange {
   Int begin;
   Int end;  // end >= begin; begin == end: no key
+  FP_HOST_DEVICE auto contains(Int j) const { return begin <= j && j < end; }
 };
 
 // The keys [begin, end) among [0, seqlen_k) that row i sees under w: a window is an interval.

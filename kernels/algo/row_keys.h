@@ -48,10 +48,8 @@ class RowKeys {
     const KeyRange<std::int64_t> r = visible_keys(w, s.seqlen_k, i - s.q_begin);
     return {s.k_begin + r.begin, s.k_begin + r.end};
   }
-  bool visible(std::int64_t i, std::int64_t j) const {
-    const KeyRange<std::int64_t> r = of_row(i);
-    return r.begin <= j && j < r.end;
-  }
+  // One pair; a loop over a row's keys takes of_row(i) once and asks it (contains).
+  bool visible(std::int64_t i, std::int64_t j) const { return of_row(i).contains(j); }
   // Storage keys of row i's sequence: those a kernel computes logits with (some masked).
   KeyRange<std::int64_t> sequence_keys(std::int64_t i) const {
     const SequenceSpan<std::int64_t> s = sequence(sequence_of_row(i));

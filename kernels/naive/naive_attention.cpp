@@ -127,7 +127,6 @@ struct RowContext {
     return flaw == NaiveFlaw::wrong_gqa_head ? h % p.heads_kv : p.kv_head(h);
   }
 
-  bool visible(std::int64_t i, std::int64_t j) const { return keys.visible(i, j); }
 
   // P of one query row, rounded to the dtype as a framework stores it; returns LSE (+inf when the
   // row sees no key, P then all zero).
@@ -140,7 +139,7 @@ struct RowContext {
     dots_with_columns(q.row(b, h, i), kt, b, hk, p.head_dim, p.seqlen_k, prob.data());
     const algo::KeyRange<std::int64_t> seen = keys.of_row(i);
     for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
-      if (j < seen.begin || j >= seen.end) {
+      if (!seen.contains(j)) {
         prob[j] = -kInf;
         continue;
       }
@@ -249,8 +248,9 @@ class NaiveAttention final : public AttentionImpl {
       const bool reverse = flip || (flaw_ == NaiveFlaw::odd_rows_reversed && i % 2 == 1);
       std::vector<char> used(p.seqlen_k);  // masked keys are skipped: 0 * V is NaN where V is
       std::vector<std::int64_t> order(p.seqlen_k);
+      const algo::KeyRange<std::int64_t> seen = ctx.keys.of_row(i);
       for (std::int64_t j = 0; j < p.seqlen_k; ++j) {
-        used[j] = ctx.visible(i, j) || flaw_ == NaiveFlaw::multiplies_masked;
+        used[j] = seen.contains(j) || flaw_ == NaiveFlaw::multiplies_masked;
         order[j] = reverse ? p.seqlen_k - 1 - j : j;
       }
       weighted_row_sums(order, used, prob.data(), [&](std::int64_t j) { return v.row(b, hk, j); }, p.head_dim,
@@ -286,7 +286,8 @@ class NaiveAttention final : public AttentionImpl {
           // The flawed dK keeps only the last query head's share (its first row overwrites).
           const bool overwrite_dk = flaw_ == NaiveFlaw::dk_without_group_sum && i == 0;
           const bool dq_wanted = wanted.row(b, h, i);
-          if (!dq_wanted && std::none_of(keys.begin(), keys.end(), [&](std::int64_t j) { return ctx.visible(i, j); })) {
+          const algo::KeyRange<std::int64_t> row_keys = ctx.keys.of_row(i);
+          if (!dq_wanted && std::none_of(keys.begin(), keys.end(), [&](std::int64_t j) { return row_keys.contains(j); })) {
             if (overwrite_dk)  // as below for keys the row does not see
               for (std::int64_t j : keys) std::fill(dk.data() + j * d, dk.data() + (j + 1) * d, 0.f);
             continue;
@@ -298,7 +299,7 @@ class NaiveAttention final : public AttentionImpl {
           dots_with_columns(doi, vt, b, hk, d, sk, ds.data());  // dP_ij (masked ones dropped below)
           float dsum = 0.f;  // D_i = sum_j P_ij dP_ij
           for (std::int64_t j = 0; j < sk; ++j) {
-            if (!ctx.visible(i, j)) {
+            if (!row_keys.contains(j)) {
               ds[j] = 0.f;
               continue;
             }
@@ -306,9 +307,9 @@ class NaiveAttention final : public AttentionImpl {
             dsum += prob[j] * ds[j];
           }
           for (std::int64_t j = 0; j < sk; ++j)
-            if (ctx.visible(i, j)) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
+            if (row_keys.contains(j)) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
           std::vector<char> seen(sk);
-          for (std::int64_t j = 0; j < sk; ++j) seen[j] = ctx.visible(i, j);
+          for (std::int64_t j = 0; j < sk; ++j) seen[j] = row_keys.contains(j);
           if (dq_wanted) {
             weighted_row_sums(order, seen, ds.data(), [&](std::int64_t j) { return k.row(b, hk, j); }, d, dq.data());
             for (std::int64_t c = 0; c < d; ++c) a.dq.set(b, i, h, c, dq[c] * scale);

@@ -42,6 +42,13 @@ Result run(const std::string& args) {
   return r;
 }
 
+// Bad input: exit status 2 and one line on stderr that says `message`.
+void expect_usage_error(const std::string& args, const Result& r, const std::string& message) {
+  EXPECT_EQ(r.status, 2) << args;
+  EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+}
+
 TEST(Cli, ListNamesTheNaiveBaseline) {
   const Result r = run("list");
   EXPECT_EQ(r.status, 0);
@@ -111,9 +118,7 @@ TEST(Cli, BadInputIsAOneLineErrorWithStatus2) {
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);
-    EXPECT_EQ(r.status, 2) << args;
-    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    expect_usage_error(args, r, message);
     EXPECT_TRUE(r.out.empty()) << args;
   }
 }
@@ -140,9 +145,7 @@ TEST(Cli, HostileInputIsOneEscapedLineWithStatus2) {
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(std::string(args) + (std::string(args).starts_with("fuzz") ? out : ""));
-    EXPECT_EQ(r.status, 2) << args;
-    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    expect_usage_error(args, r, message);
     EXPECT_TRUE(std::none_of(r.err.begin(), r.err.end() - 1, [](char ch) { return ch == '\x1b' || ch == '\r'; }))
         << args;
     EXPECT_TRUE(r.out.empty()) << args;
@@ -343,9 +346,7 @@ TEST(Cli, BadPackedOffsetsAreAOneLineErrorWithStatus2) {
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);
-    EXPECT_EQ(r.status, 2) << args;
-    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    expect_usage_error(args, r, message);
     EXPECT_TRUE(r.out.empty()) << args;
   }
   // Consistent lengths given with the offsets are accepted (the twin of the last two rows).
@@ -496,9 +497,7 @@ TEST(Cli, ProfileAndSampleBadInputIsOneLineWithStatus2) {
     // Right after the verb: the last option may lack its value.
     command.insert(command.find(' '), out + (command.starts_with("fuzz") ? " --impl naive" : ""));
     const Result r = run(command);
-    EXPECT_EQ(r.status, 2) << args;
-    EXPECT_NE(r.err.find(message), std::string::npos) << args << " -> " << r.err;
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << args << ": not one line: " << r.err;
+    expect_usage_error(args, r, message);
     EXPECT_TRUE(r.out.empty()) << args;
   }
   EXPECT_FALSE(std::filesystem::exists(testing::TempDir() + "fp_profile_" + std::to_string(getpid())));

@@ -6,21 +6,12 @@
 #include <limits>
 
 #include "kernels/algo/mask.h"
+#include "tests/kernels/window_definition.h"
 
 namespace flashproof {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-
-// The definition of the bottom-right aligned window (docs/case-files.md, window_left), in 128-bit
-// arithmetic that cannot overflow.
-bool visible_wide(std::int64_t sq, std::int64_t sk, std::int64_t left, std::int64_t right, std::int64_t i,
-                  std::int64_t j) {
-  const __int128 diag = static_cast<__int128>(i) + sk - sq;
-  const bool right_ok = right < 0 || j <= diag + right;
-  const bool left_ok = left < 0 || j >= diag - left;
-  return right_ok && left_ok;
-}
 
 TEST(WindowMask, HugeSidesMeanWhatTheySay) {
   const std::int64_t sides[] = {-1, 0, 1, 3, 128, std::int64_t{1} << 40, kMax - 1, kMax};
@@ -31,7 +22,7 @@ TEST(WindowMask, HugeSidesMeanWhatTheySay) {
         const algo::WindowMask<std::int64_t> m{sk - sq, left, right};
         for (std::int64_t i = 0; i < sq; ++i)
           for (std::int64_t j = 0; j < sk; ++j)
-            ASSERT_EQ(m.visible(i, j), visible_wide(sq, sk, left, right, i, j))
+            ASSERT_EQ(m.visible(i, j), window_admits(sq, sk, left, right, i, j))
                 << "sq " << sq << " sk " << sk << " window " << left << "," << right << " (" << i << ", " << j << ")";
       }
 }

@@ -8,17 +8,12 @@
 #include <vector>
 
 #include "kernels/algo/row_keys.h"
+#include "tests/kernels/window_definition.h"
 
 namespace flashproof {
 namespace {
 
 constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-
-bool window_wide(std::int64_t sq, std::int64_t sk, std::int64_t left, std::int64_t right, std::int64_t i,
-                 std::int64_t j) {
-  const __int128 diag = static_cast<__int128>(i) + sk - sq;
-  return (right < 0 || j <= diag + right) && (left < 0 || j >= diag - left);
-}
 
 TEST(PackedBatch, VisibleKeysIsTheWindowAsAnInterval) {
   const std::int64_t sides[] = {-1, 0, 1, 3, 128, std::int64_t{1} << 40, kMax - 1, kMax};
@@ -31,7 +26,7 @@ TEST(PackedBatch, VisibleKeysIsTheWindowAsAnInterval) {
           const algo::KeyRange<std::int64_t> r = algo::visible_keys(m, sk, i);
           ASSERT_LE(r.begin, r.end);
           for (std::int64_t j = -1; j <= sk; ++j) {
-            const bool expected = j >= 0 && j < sk && window_wide(sq, sk, left, right, i, j);
+            const bool expected = j >= 0 && j < sk && window_admits(sq, sk, left, right, i, j);
             ASSERT_EQ(r.begin <= j && j < r.end, expected)
                 << "sq " << sq << " sk " << sk << " window " << left << "," << right << " (" << i << ", " << j << ")";
           }
@@ -55,7 +50,7 @@ bool packed_wide(const Problem& p, std::int64_t i, std::int64_t j, bool top_left
     if (i < q0 || i >= q1) continue;
     if (j < k0 || j >= k1) return false;
     const std::int64_t sq = top_left ? 0 : q1 - q0, sk = top_left ? 0 : k1 - k0;
-    return window_wide(sq, sk, p.window_left, p.window_right, i - q0, j - k0);
+    return window_admits(sq, sk, p.window_left, p.window_right, i - q0, j - k0);
   }
   ADD_FAILURE() << "row " << i << " in no sequence";
   return false;
