@@ -60,6 +60,15 @@ std::string Problem::validate() const {
            ") sides must be >= 0, or -1 for unbounded";
   if (scale && !std::isfinite(*scale)) return "scale must be finite";
   if (auto e = packing_error(*this); !e.empty()) return e;
+  if (softcap && !(std::isfinite(*softcap) && *softcap > 0))
+    return "softcap (" + std::to_string(*softcap) + ") must be a finite number > 0 (omit it for no cap)";
+  if (!alibi_slopes.empty()) {
+    if (static_cast<std::int64_t>(alibi_slopes.size()) != heads_q)
+      return "alibi_slopes must hold one slope per query head (" + std::to_string(heads_q) + "), not " +
+             std::to_string(alibi_slopes.size());
+    for (std::size_t h = 0; h < alibi_slopes.size(); ++h)
+      if (!std::isfinite(alibi_slopes[h])) return "alibi_slopes[" + std::to_string(h) + "] must be finite";
+  }
   // Element counts are checked by division so that the products cannot overflow.
   auto too_big = [](std::int64_t a, std::int64_t b, std::int64_t c, std::int64_t d) {
     std::int64_t n = 1;
@@ -102,6 +111,8 @@ std::string Problem::describe() const {
   else if (has_mask())
     s << " window=" << window_left << "," << window_right;
   if (scale) s << " scale=" << *scale;
+  if (softcap) s << " softcap=" << *softcap;
+  if (alibi()) s << " alibi";
   if (packed()) {  // the lengths, the first 8 sequences in full
     s << " packed=" << sequences() << " [";
     for (std::int64_t b = 0; b < sequences() && b < 8; ++b)

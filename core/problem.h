@@ -30,6 +30,10 @@ struct Problem {
   // The tensors then have batch 1 (FlashAttention-2's varlen layout). Both empty: a dense batch.
   std::vector<std::int64_t> cu_seqlens_q;
   std::vector<std::int64_t> cu_seqlens_k;
+  // The score modification (docs/spec.md "Soft cap and ALiBi", kernels/algo/score_mod.h): the soft
+  // cap c (finite, > 0; unset: none) and ALiBi's slope per query head (finite; empty: none).
+  std::optional<float> softcap;
+  std::vector<float> alibi_slopes;
 
   static constexpr std::int64_t max_head_dim = 256;
   static constexpr std::int64_t max_elements = std::int64_t{1} << 34;
@@ -53,6 +57,8 @@ struct Problem {
   // Dense problems only: a packed batch aligns each sequence to its own end (algo/row_keys.h).
   std::int64_t mask_offset() const { return seqlen_k - seqlen_q; }
   bool packed() const { return !cu_seqlens_q.empty(); }
+  bool alibi() const { return !alibi_slopes.empty(); }
+  bool score_mod() const { return softcap.has_value() || alibi(); }
   std::int64_t sequences() const { return packed() ? static_cast<std::int64_t>(cu_seqlens_q.size()) - 1 : batch; }
   // The longest sequence's lengths (seqlen_q and seqlen_k for a dense problem): what one row's and
   // one key's sums run over.

@@ -73,6 +73,8 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward) {
   const MaskKind kind = mask_kind(p);
   if (!allows(s, kind)) return std::string(kind_name(kind)) + " is not declared";
   if (p.packed() && !s.packed) return "packed batches (cu_seqlens_q/k) are not declared";
+  if (p.softcap && !s.softcap) return "the soft cap is not declared";
+  if (p.alibi() && !s.alibi) return "ALiBi is not declared";
   // The length rules, for a packed batch per sequence.
   for (std::int64_t b = 0; b < (p.packed() ? p.sequences() : 1); ++b) {
     const std::int64_t sq = p.packed() ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
@@ -97,6 +99,9 @@ bool fit_to_support(Problem& p, const Support& s) {
   }
   if (s.max_head_dim > 0 && q.head_dim > s.max_head_dim) q.head_dim = s.max_head_dim;
   if (!s.gqa) q.heads_q = q.heads_kv;
+  if (!s.softcap) q.softcap.reset();
+  if (!s.alibi) q.alibi_slopes.clear();
+  if (q.alibi()) q.alibi_slopes.resize(static_cast<std::size_t>(q.heads_q));  // the first heads' slopes
   if (!allows(s, mask_kind(q))) {
     // The nearest declared kind: a window becomes causal, then none; causal none, then a window;
     // none causal, then a window.
@@ -163,8 +168,12 @@ std::string describe(const Support& s) {
                     " multiples of " + std::to_string(s.seqlen_multiple));
   if (s.max_seqlen_q > 0) parts.push_back("seqlen_q at most " + std::to_string(s.max_seqlen_q));
   if (s.max_seqlen_k > 0) parts.push_back("seqlen_k at most " + std::to_string(s.max_seqlen_k));
-  if (parts.empty()) return s.packed ? "everything" : "every dense problem";
+  const bool all_features = s.packed && s.softcap && s.alibi, no_feature = !s.packed && !s.softcap && !s.alibi;
+  if (parts.empty() && all_features) return "everything";
+  if (parts.empty() && no_feature) return "every dense problem";
   if (s.packed) parts.emplace_back("packed batches");
+  if (s.softcap) parts.emplace_back("soft cap");
+  if (s.alibi) parts.emplace_back("ALiBi");
   return join(parts, "; ");
 }
 

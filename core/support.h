@@ -38,6 +38,10 @@ struct Support {
   // before them would read the packed storage as one long sequence. The length rules above then
   // apply to each sequence.
   bool packed = false;
+  // The score modification (Problem::softcap, ::alibi_slopes). Off unless declared, for the same
+  // reason: an implementation written before them would compute the unmodified attention.
+  bool softcap = false;
+  bool alibi = false;
 
   bool operator==(const Support&) const = default;
 };
@@ -54,14 +58,15 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward);
 // down to the multiple and clipped to the maxima, the head dim to the nearest declared one, GQA
 // folded to one query head per kv head, the mask replaced by a declared kind, a masked top-left
 // case given seqlen_k = seqlen_q, a packed batch made one dense sequence of its longest lengths
-// where packed batches are not declared, each sequence fitted where they are). The dtype and the
+// where packed batches are not declared, each sequence fitted where they are, a soft cap or ALiBi
+// slopes dropped where they are not declared). The dtype and the
 // direction are never changed: a case with an undeclared one stays unsupported. Returns true when
 // p changed. The result is valid when p was.
 bool fit_to_support(Problem& p, const Support& s);
 
 // One line, e.g. "dtypes fp16, bf16; head dims 64, 128; masks none, causal (top-left); no GQA;
-// lengths above 128 multiples of 128", "every dense problem" (the default), or "everything" (the
-// default with packed batches).
+// lengths above 128 multiples of 128", "every dense problem" (the default: no packed batch, soft
+// cap or ALiBi), or "everything" (the default with all three).
 std::string describe(const Support& s);
 
 }  // namespace flashproof

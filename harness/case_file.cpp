@@ -24,7 +24,7 @@ std::string case_to_json(const Case& c, const CheckOptions& o, const std::string
   // A packed batch's offsets on one line each: thousands of sequences stay thousands of numbers,
   // not thousands of lines.
   json::Layout layout = json::indented();
-  for (const char* offsets : {"cu_seqlens_q", "cu_seqlens_k"}) layout.inner.emplace_back(offsets, json::one_line());
+  for (const char* offsets : {"cu_seqlens_q", "cu_seqlens_k", "alibi_slopes"}) layout.inner.emplace_back(offsets, json::one_line());
   return json::write(case_json(c, o, note, property), layout) + "\n";
 }
 

@@ -84,6 +84,14 @@ const char* relative_to_name(reference::Options::RelativeTo r) {
   return r == reference::Options::RelativeTo::value ? "value" : "magnitude";
 }
 
+// A finite number that an fp32 holds without overflow, as fp32 (rounded to nearest).
+float fp32_number(Fields& f, const char* key, const json::Value& v) {
+  const double x = f.number(key, v);
+  if (!(std::fabs(x) <= std::numeric_limits<float>::max()))
+    throw std::invalid_argument(f.name(key) + " must be a finite fp32 number");
+  return static_cast<float>(x);
+}
+
 // The problem's members of an object (a case file's, a problem's own).
 void read_problem(Fields& f, Problem& p) {
   const std::string dtype = f.string("dtype", f.required("dtype"));
@@ -96,12 +104,7 @@ void read_problem(Fields& f, Problem& p) {
                             {"window_left", &p.window_left}, {"window_right", &p.window_right}})
     *field = f.integer(key, f.required(key));
   p.scale.reset();
-  if (const json::Value* v = f.optional("scale"); v && !v->is_null()) {
-    const double s = f.number("scale", *v);
-    if (std::fabs(s) > std::numeric_limits<float>::max())
-      throw std::invalid_argument(f.name("scale") + " must be a finite fp32 number or null");
-    p.scale = static_cast<float>(s);
-  }
+  if (const json::Value* v = f.optional("scale"); v && !v->is_null()) p.scale = fp32_number(f, "scale", *v);
   // A packed batch's offsets: both or neither (Problem::validate says which rule a pair breaks).
   for (auto [key, field] : {std::pair{"cu_seqlens_q", &p.cu_seqlens_q}, {"cu_seqlens_k", &p.cu_seqlens_k}}) {
     field->clear();
@@ -109,6 +112,14 @@ void read_problem(Fields& f, Problem& p) {
     if (!v) continue;
     if (!v->is_array()) throw std::invalid_argument(f.name(key) + " must be an array of integers");
     for (const json::Value& x : *v) field->push_back(f.integer(key, x));
+  }
+  // The score modification: each field only where it is set (Problem::validate judges the values).
+  p.softcap.reset();
+  if (const json::Value* v = f.optional("softcap"); v && !v->is_null()) p.softcap = fp32_number(f, "softcap", *v);
+  p.alibi_slopes.clear();
+  if (const json::Value* v = f.optional("alibi_slopes")) {
+    if (!v->is_array()) throw std::invalid_argument(f.name("alibi_slopes") + " must be an array of numbers");
+    for (const json::Value& x : *v) p.alibi_slopes.push_back(fp32_number(f, "alibi_slopes", x));
   }
 }
 
@@ -230,6 +241,12 @@ void to_json(json::Value& j, const Problem& p) {
   if (p.packed()) {  // dense problems keep the fields of files written before packed batches
     j["cu_seqlens_q"] = p.cu_seqlens_q;
     j["cu_seqlens_k"] = p.cu_seqlens_k;
+  }
+  if (p.softcap) j["softcap"] = finite("softcap", static_cast<double>(*p.softcap));
+  if (p.alibi()) {
+    json::Value slopes = json::Value::array();
+    for (float s : p.alibi_slopes) slopes.push_back(finite("alibi_slopes", static_cast<double>(s)));
+    j["alibi_slopes"] = slopes;
   }
 }
 

@@ -6,7 +6,8 @@
 // A problem is written as flat members of the object that holds it: "dtype", the six sizes
 // (Problem::sizes()), "window_left", "window_right", "scale" (the scale given, or null for the
 // default), "softmax_scale" (the fp32 value every implementation uses) and, for a packed batch only,
-// "cu_seqlens_q" and "cu_seqlens_k" (arrays of integers). A case adds "impl",
+// "cu_seqlens_q" and "cu_seqlens_k" (arrays of integers); where set, "softcap" (a number) and
+// "alibi_slopes" (one number per query head). A case adds "impl",
 // "distribution", "seed" (a decimal string: readers that turn numbers into doubles keep it),
 // "backward" and "schedule" (only when not 0). Readers reject unknown fields and name the field in
 // every message; what they accept of older files is listed at each reader.

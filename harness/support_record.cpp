@@ -47,6 +47,8 @@ void to_json(json::Value& j, const Support& s) {
   if (s.max_seqlen_q > 0) j["max_seqlen_q"] = s.max_seqlen_q;
   if (s.max_seqlen_k > 0) j["max_seqlen_k"] = s.max_seqlen_k;
   j["packed"] = s.packed;
+  j["softcap"] = s.softcap;
+  j["alibi"] = s.alibi;
 }
 
 void from_json(const json::Value& j, Support& s) {
@@ -83,6 +85,10 @@ void from_json(const json::Value& j, Support& s) {
       s.backward = flag(v, key);
     } else if (key == "packed") {
       s.packed = flag(v, key);
+    } else if (key == "softcap") {
+      s.softcap = flag(v, key);
+    } else if (key == "alibi") {
+      s.alibi = flag(v, key);
     } else if (key == "seqlen_multiple") {
       s.seqlen_multiple = whole(v, key, 1);
     } else if (key == "seqlen_free_up_to") {

@@ -44,6 +44,7 @@ struct Domain<float> {
   FP_HOST_DEVICE static float div(float a, float b) { return a / b; }
   FP_HOST_DEVICE static float exp2(float x) { return arch::exp2_approx(x); }
   FP_HOST_DEVICE static float log(float x) { return arch::log_approx(x); }
+  FP_HOST_DEVICE static float tanh(float x) { return arch::tanh_fp32(x); }
   FP_HOST_DEVICE static bool is_neg_inf(float x) { return x == -std::numeric_limits<float>::infinity(); }
   FP_HOST_DEVICE static bool is_zero(float x) { return x == 0.0f; }
   FP_HOST_DEVICE static float pos_inf(float) { return std::numeric_limits<float>::infinity(); }
@@ -59,6 +60,7 @@ struct Domain<double> {
   static double div(double a, double b) { return a / b; }
   static double exp2(double x) { return std::exp2(x); }
   static double log(double x) { return std::log(x); }
+  static double tanh(double x) { return std::tanh(x); }
   static bool is_neg_inf(double x) { return x == -std::numeric_limits<double>::infinity(); }
   static bool is_zero(double x) { return x == 0.0; }
   static double pos_inf(double) { return std::numeric_limits<double>::infinity(); }

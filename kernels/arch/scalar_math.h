@@ -45,4 +45,15 @@ FP_HOST_DEVICE inline float log_approx(float x) {
 #endif
 }
 
+// The soft cap's tanh (algo/score_mod.h): tanhf, within 2 ulps on the device (CUDA C Programming
+// Guide, "Mathematical Functions") and in glibc on the host, not tanh.approx.f32, whose relative
+// error of 2^-11 would cost the capped logits 12 bits (docs/error-bounds.md "Score modification").
+FP_HOST_DEVICE inline float tanh_fp32(float x) {
+#if defined(__CUDA_ARCH__)
+  return tanhf(x);
+#else
+  return std::tanh(x);
+#endif
+}
+
 }  // namespace flashproof::arch

@@ -37,7 +37,7 @@ TEST(Support, EverythingByDefault) {
   EXPECT_FALSE(fit_to_support(p, Support{}));
   EXPECT_EQ(describe(Support{}), "every dense problem");
   Support all;
-  all.packed = true;
+  all.packed = all.softcap = all.alibi = true;
   EXPECT_EQ(describe(all), "everything");
 }
 
