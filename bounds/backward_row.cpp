@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bounds/bound_arithmetic.h"
+#include "bounds/score_mod_terms.h"
 
 namespace flashproof::bounds {
 
@@ -88,6 +89,14 @@ void BackwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, c
     sigma[x] = pe * x_hat + r.p_up[x] * x_err + (u + uh + u * uh) * ph * x_hat + k.dtype_abs;
     ds_up[x] = r.p_up[x] * x_up + sigma[x];
     overflow_possible = overflow_possible || ph * x_hat * (1 + u) > k.dtype_max;
+    if (cs.p.softcap) {
+      // (M3) Through the cap: dS' = g dS, computed as fl(dS^ g^) and rounded to the dtype again.
+      const CapDerivative gd = cap_derivative(cs, r.raw_err[x], r.raw_lo[x], r.raw_up[x]);
+      const double ds_exact = r.p_up[x] * x_up;
+      sigma[x] = gd.g_err * ds_up[x] + gd.g_up * sigma[x] + (gd.g_up + gd.g_err) * ds_up[x] * (u + uh + u * uh) +
+                 k.dtype_abs;
+      ds_up[x] = gd.g_up * ds_exact + sigma[x];
+    }
   }
   t.overflow_possible = overflow_possible;
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bounds/bound_arithmetic.h"
+#include "bounds/score_mod_terms.h"
 
 namespace flashproof::bounds {
 
@@ -11,13 +12,17 @@ void ExactSoftmax::compute(const CaseConstants& cs, const std::vector<double>& k
   const std::int64_t d = cs.d, n = static_cast<std::int64_t>(r.keys.size());
   const double g53 = gam(static_cast<double>(d), 0x1p-53), scale = cs.p.softmax_scale();
   std::vector<double>&sd = sized(sd_, n), &err = sized(err_, n);
-  r.abs_dot.resize(n);
+  r.abs_dot.resize(n), r.raw_lo.resize(n), r.raw_up.resize(n);
   for (std::int64_t x = 0; x < n; ++x) {
     double dot, abs_dot;
     dot_and_abs(r.q.data(), &key_rows[r.keys[x] * d], d, dot, abs_dot);
     r.abs_dot[x] = abs_dot * (1 + 2 * g53);
     sd[x] = scale * dot;
     err[x] = cs.sig * g53 * r.abs_dot[x] * (1 + 0x1p-50) + 0x1p-52 * std::fabs(sd[x]);
+    r.raw_lo[x] = std::max(0.0, std::fabs(sd[x]) - err[x]), r.raw_up[x] = std::fabs(sd[x]) + err[x];
+    // (M1) the soft cap and the ALiBi bias on the exact logit.
+    if (cs.p.score_mod())
+      exact_modified_logit(cs, sd[x], err[x], alibi_bias(cs, r.h, r.i, r.keys[x]), sd[x], err[x]);
   }
   const double smax = *std::max_element(sd.begin(), sd.end());
   const double emax = *std::max_element(err.begin(), err.end());

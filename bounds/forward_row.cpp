@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "bounds/bound_arithmetic.h"
+#include "bounds/score_mod_terms.h"
 
 namespace flashproof::bounds {
 
@@ -27,13 +28,24 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   r.arg_lse.resize(n);
   double dm = 0;
   const double g_dot = gam_products(static_cast<double>(cs.dot_len), k, k.sum_eta);
+  // (M2) A soft cap or a bias does not keep the scale's relative error kap common to the row's
+  // logits: it joins each logit's own error, and the common terms below are 0.
+  const bool mod = cs.p.score_mod();
+  const double kap_common = mod ? 0 : kap;
+  if (mod) r.raw_err.resize(n);
   for (std::int64_t x = 0; x < n; ++x) {
     if (k.flash) {
       const double dot = kLog2e * cs.sig * (1 + kap) * (g_dot * r.abs_dot[x] + cs.dot_len * fl);
-      own[x] = dot + u * (kLog2e * (1 + kap) * r.logit_abs[x] + dot) * (1 + u);
+      own[x] = dot + u * (kLog2e * (1 + kap) * r.raw_up[x] + dot) * (1 + u);
+      if (mod) own[x] += kap * kLog2e * r.raw_up[x];
     } else {
       const double dot = cs.sig * (g_dot * r.abs_dot[x] + d * fl);
-      own[x] = dot + u * (r.logit_abs[x] + dot) * (1 + u);
+      own[x] = dot + u * (r.raw_up[x] + dot) * (1 + u);
+    }
+    if (mod) {
+      r.raw_err[x] = own[x];
+      own[x] = computed_modified_error(cs, own[x], r.raw_lo[x], r.raw_up[x], alibi_bias(cs, r.h, r.i, r.keys[x]),
+                                       r.logit_abs[x]);
     }
     dm = std::max(dm, own[x]);
   }
@@ -42,14 +54,14 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   const double units = k.flash ? kLn2 : 1.0, shifts = k.flash ? 2 : 1;
   r.far.assign(n, false);
   for (std::int64_t x = 0; x < n; ++x) {
-    const double dist_units = k.flash ? kLog2e * (1 + kap) * r.dist[x] : r.dist[x];
+    const double dist_units = k.flash ? kLog2e * (1 + kap_common) * r.dist[x] : r.dist[x];
     const double reach = dist_units + 2 * dm;
-    const double common_o = kap * kLog2e * r.dist[x], common_lse = kap * kLog2e * r.logit_abs[x];
+    const double common_o = kap_common * kLog2e * r.dist[x], common_lse = kap_common * kLog2e * r.logit_abs[x];
     arg_o[x] = units * (own[x] + common_o + shifts * u * reach);
     r.arg_lse[x] = units * (own[x] + common_lse + shifts * u * reach);
     // (F4) far: the computed exponent x^_j - M^ <= x^_j - x^_j* and the exact one are both below
     // -kFarLog2 (log2 units), so both weights are below 2^-kFarLog2 of the largest.
-    const double exponent_up = k.flash ? -(1 - kap) * kLog2e * r.dist_lo[x] + 2 * dm + shifts * u * reach
+    const double exponent_up = k.flash ? -(1 - kap_common) * kLog2e * r.dist_lo[x] + 2 * dm + shifts * u * reach
                                        : kLog2e * (-r.dist_lo[x] + 2 * dm + u * reach);
     r.far[x] = -exponent_up - 1 >= kFarLog2 && kLog2e * r.dist_lo[x] >= kFarLog2;
   }

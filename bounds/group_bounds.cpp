@@ -43,6 +43,7 @@ void GroupBounds::run(std::int64_t b, std::int64_t hk, GroupEnvelopes* envelopes
         }
       }
       if (bounds_visit) {
+        row_.h = h, row_.i = i;
         forward_.compute(cs_, inputs_, row_, row_wanted);
         if (row_wanted) write_forward(h, i);
         if (backward_) add_backward(h, i, row_wanted);

@@ -188,9 +188,23 @@ void GroupEnvelopes::judged_row(std::int64_t h, std::int64_t i, const std::vecto
     }
   }
   double m = -kInf, big = 0;
+  std::size_t at = 0;  // each_dot visits the keys in order
   each_dot(q.data(), key, keys, d, [&](double dot, double abs_dot) {
-    m = std::max(m, scale_ * dot);
-    big = std::max(big, std::fabs(scale_) * abs_dot);
+    double y = scale_ * dot, mag = std::fabs(scale_) * abs_dot;
+    // The soft cap and ALiBi (algo/score_mod.h): the capped part within min(|scale q.k|, c), the
+    // bias exact up to its double rounding; the slack below covers an fp32 evaluation of each.
+    if (p_.softcap) {
+      const double c = *p_.softcap;
+      y = c * std::tanh(y / c), mag = std::min(mag, c);
+    }
+    if (p_.alibi()) {
+      const double bias = -static_cast<double>(p_.alibi_slopes[static_cast<std::size_t>(h)]) *
+                          static_cast<double>(keys_.alibi_distance(i, keys[at]));
+      y += bias, mag += std::fabs(bias);
+    }
+    ++at;
+    m = std::max(m, y);
+    big = std::max(big, mag);
   });
   for (std::int64_t c = 0; c < d; ++c) {
     const double widen = s_ * vabs_[c] * kMargin + tiny_;

@@ -11,12 +11,16 @@ namespace flashproof::bounds {
 
 struct Row {
   // Found and read by the group pass (group_bounds.h), shared with the envelopes.
+  std::int64_t h = 0, i = 0;       // the query head and row
   std::vector<std::int64_t> keys;  // visible keys
   std::vector<double> q;           // the query row (head_dim values; read when keys is not empty)
   std::vector<double> dout;        // the row of dO (likewise, backward)
   // (F1) the exact-data quantities (double, with margins).
   // dist: max_k s_k - s_j (upper, lower); gap: LSE - s_j (upper, lower)
-  std::vector<double> abs_dot, logit_abs, dist, dist_lo, gap, gap_lo, p_up, p_lo, p_mid;
+  // logit_abs is |y| of the modified logit (docs/error-bounds.md (M1)); raw_lo/raw_up bound the
+  // unmodified |scale q.k| (equal to logit_abs's bounds without a soft cap or ALiBi).
+  std::vector<double> abs_dot, logit_abs, dist, dist_lo, gap, gap_lo, p_up, p_lo, p_mid, raw_lo, raw_up;
+  std::vector<double> raw_err;  // |x^ - L scale q.k| of the computed scaled product (F2), modified logits only
   // (F2)-(F7) the computed forward's.
   std::vector<bool> far;            // forward weight below 2^-kFarLog2 of the largest (F4)
   std::vector<double> arg_lse;      // absolute logit error in natural-log units (for LSE, backward)

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/app_fwd.h"
 
@@ -22,6 +23,9 @@ struct CheckCommand {
   // As given; finish_check_options folds them into c.problem.
   bool causal = false, kv_heads_given = false, seqlen_q_given = false, seqlen_k_given = false;
   std::optional<std::pair<std::int64_t, std::int64_t>> window;
+  // --alibi-slopes: the slopes given (empty for `standard`, resolved once heads_q is known).
+  std::vector<float> alibi;
+  bool alibi_given = false;
 };
 
 // Declares check's options on `verb`, bound to `into`.

@@ -33,6 +33,16 @@ std::vector<std::int64_t> parse_offsets(const std::string& opt, const std::strin
   }
 }
 
+std::vector<float> parse_slopes(const std::string& opt, const std::string& v) {
+  std::vector<float> slopes;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = v.find(',', start);
+    slopes.push_back(parse_float(opt, std::string_view(v).substr(start, comma - start)));
+    if (comma == std::string::npos) return slopes;
+    start = comma + 1;
+  }
+}
+
 reference::Backend parse_backend(const std::string& v) {
   if (v == "fast") return reference::Backend::fast;
   if (v == "mpfr") return reference::Backend::mpfr;
@@ -85,6 +95,11 @@ void add_check_options(CLI::App& verb, CheckCommand& into) {
                    [&](S, S v) { into.window = parse_window(v); });
   add_value_option(verb, "--scale", "S", "softmax scale (default 1/sqrt(head dim))",
                    [&](S n, S v) { p.scale = parse_float(n, v); });
+  add_value_option(verb, "--softcap", "C", "soft cap: each scaled logit s becomes C tanh(s / C) (docs/spec.md)",
+                   [&](S n, S v) { p.softcap = parse_float(n, v); });
+  add_value_option(verb, "--alibi-slopes", "S,S,...|standard",
+                   "ALiBi: one slope per query head, or `standard` for the models' 2^(-8 h / heads) (docs/spec.md)",
+                   [&](S n, S v) { into.alibi = v == "standard" ? std::vector<float>{} : parse_slopes(n, v), into.alibi_given = true; });
   add_value_option(verb, "--dist", "NAME[:P]", "input distribution, with its parameter (default normal)",
                    [&](S, S v) { c.dist = parse_dist(v); });
   add_value_option(verb, "--seed", "S", "the inputs' seed (default 0)",
@@ -116,6 +131,7 @@ void finish_check_options(CheckCommand& command) {
   // the problem's validation below says with both numbers.
   if (!p.cu_seqlens_q.empty() && !command.seqlen_q_given) p.seqlen_q = p.cu_seqlens_q.back();
   if (!p.cu_seqlens_k.empty() && !command.seqlen_k_given) p.seqlen_k = p.cu_seqlens_k.back();
+  if (command.alibi_given) p.alibi_slopes = command.alibi.empty() ? standard_alibi_slopes(p.heads_q) : command.alibi;
   if (command.window) {
     p.window_left = command.window->first;
     p.window_right = command.window->second;

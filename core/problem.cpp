@@ -122,6 +122,18 @@ std::string Problem::describe() const {
   return s.str();
 }
 
+std::vector<float> standard_alibi_slopes(std::int64_t heads) {
+  std::int64_t m = 1;
+  while (m * 2 <= heads) m *= 2;
+  std::vector<float> slopes;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    const double e = h < m ? -8.0 * static_cast<double>(h + 1) / static_cast<double>(m)
+                           : -4.0 * static_cast<double>(2 * (h - m) + 1) / static_cast<double>(m);
+    slopes.push_back(static_cast<float>(std::exp2(e)));
+  }
+  return slopes;
+}
+
 ValidProblem::ValidProblem(const Problem& p) : ValidProblem(p, "") {}
 
 ValidProblem::ValidProblem(const Problem& p, const char* prefix) : p_(p) {

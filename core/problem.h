@@ -76,6 +76,11 @@ struct Problem {
   bool operator==(const Problem&) const = default;
 };
 
+// ALiBi's slopes as the models that use it set them (Press et al., "Train Short, Test Long"): for
+// n heads and m = the largest power of 2 <= n, 2^(-8 (h + 1) / m) for h < m, then the odd steps
+// 2^(-4 (2 h + 1) / m) of 2m heads for the rest. Rounded to fp32.
+std::vector<float> standard_alibi_slopes(std::int64_t heads);
+
 // ---- A validated problem ----
 // A Problem that passed validate(), as a type: the pipeline's stages (generate_inputs, the
 // reference, the bounds, the envelopes, run_implementation, prepare_case) take a ValidProblem and

@@ -45,7 +45,7 @@ Outputs run_implementation(AttentionImpl& impl, const ValidProblem& valid, bool 
 
 namespace {
 
-// The valid domain (docs/spec.md "Valid domain"): finite inputs and exact scaled logits |scale q.k| <= 2^64. Cauchy-Schwarz
+// The valid domain (docs/spec.md "Valid domain"): finite inputs, exact scaled logits |scale q.k| <= 2^64 and ALiBi biases likewise. Cauchy-Schwarz
 // (with the rows' norms, rounded up) settles most cases at once; otherwise the logits are
 // computed. Read from the reference's copy of the inputs, so they are converted once per check.
 std::string domain_violation(const reference::DenseInputs& in) {
@@ -56,8 +56,13 @@ std::string domain_violation(const reference::DenseInputs& in) {
   const double max_q = in.q.norm.empty() ? 0 : *std::max_element(in.q.norm.begin(), in.q.norm.end());
   const double max_k = in.k.norm.empty() ? 0 : *std::max_element(in.k.norm.begin(), in.k.norm.end());
   const double limit = 0x1p64, scale = std::fabs(static_cast<double>(p.softmax_scale()));
-  if (scale * max_q * max_k <= limit * (1 - 1e-12)) return {};
-  if (scan_logits(p, in.q, in.k, limit).beyond_limit) return "a scaled logit exceeds 2^64";
+  // ALiBi's biases |slope| |distance| are held to the same limit; a distance is below sq + sk.
+  double max_slope = 0;
+  for (float s : p.alibi_slopes) max_slope = std::max(max_slope, std::fabs(static_cast<double>(s)));
+  const double max_bias = max_slope * static_cast<double>(p.max_seqlen_q() + p.max_seqlen_k());
+  if (scale * max_q * max_k <= limit * (1 - 1e-12) && max_bias <= limit) return {};
+  if (scan_logits(p, in.q, in.k, limit).beyond_limit)
+    return p.alibi() ? "a scaled logit or an ALiBi bias exceeds 2^64" : "a scaled logit exceeds 2^64";
   return {};
 }
 

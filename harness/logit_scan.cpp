@@ -1,5 +1,6 @@
 #include "harness/logit_scan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -23,6 +24,13 @@ LogitScan scan_logits(const Problem& p, const reference::DenseRows& qr,
         const double* qi = qr.row(b, h, i);
         // The keys of the row's sequence: a kernel computes (and masks) their logits, never others.
         const algo::KeyRange<std::int64_t> all = keys.sequence_keys(i), seen = keys.of_row(i);
+        // ALiBi's largest bias of the row, at one end of its sequence's keys: the same limit.
+        if (p.alibi() && all.end > all.begin) {
+          const double slope = std::fabs(static_cast<double>(p.alibi_slopes[static_cast<std::size_t>(h)]));
+          const double far = static_cast<double>(
+              std::max(keys.alibi_distance(i, all.begin), keys.alibi_distance(i, all.end - 1)));
+          if (slope * far > limit) out.beyond_limit = true;
+        }
         for (std::int64_t j = all.begin; j < all.end; ++j) {
           const double* kj = kr.row(b, p.kv_head(h), j);
           double dot = 0;

@@ -1,6 +1,7 @@
 // The scaled logits s_ij = scale q_i.k_j of a case, in plain double over contiguous rows: the
 // largest |s| among visible pairs (a case's logit scale in records and reports) and whether any
-// pair, visible or masked, passes a limit (the valid domain of docs/spec.md: |s| <= 2^64).
+// pair, visible or masked, passes a limit (the valid domain of docs/spec.md: |s| <= 2^64, and
+// likewise every ALiBi bias |slope| |distance|). The logits are those before a soft cap or a bias.
 #pragma once
 
 #include "core/problem.h"

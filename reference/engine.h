@@ -51,12 +51,21 @@ class Engine {
     std::vector<double> o_err, o_mass;
     Real lse{};
     double lse_err = 0;
-    double max_abs_logit = 0;  // largest |s_j| of the row
+    double max_abs_logit = 0;  // largest |s_j| of the row (before a soft cap or a bias)
+    // With a soft cap: g_j = 1 - tanh^2(s_j / c), the derivative the backward multiplies dS by,
+    // and a bound on its error.
+    std::vector<Real> deriv;
+    std::vector<double> deriv_err;
     // Scratch reused from row to row (a row allocates nothing once these have grown).
     std::vector<Real> dlt;
     std::vector<double> delta, e_d, a, tau, comp;
     std::vector<std::array<double, 5>> parts;
   };
+
+  // The soft cap and the ALiBi bias of head h's pair (i, j) (algo/score_mod.h) on logit s,
+  // |s - s*| <= err on entry and on exit; with a cap, *deriv and *deriv_err receive g and its bound.
+  void modify_logit(std::int64_t h, std::int64_t i, std::int64_t j, Real& s, double& err, Real& deriv,
+                    double& deriv_err) const;
 
   // One query row: P with its bounds, LSE and, with_output, O. The backward recomputes P and
   // needs neither O nor its bound (D is summed from P and dP), so it skips O's n x d sums.
@@ -166,6 +175,39 @@ void Engine<Real>::input_dot(const double* a, const double* b, double norm_bound
 }
 
 template <class Real>
+void Engine<Real>::modify_logit(std::int64_t h, std::int64_t i, std::int64_t j, Real& s, double& err, Real& deriv,
+                                double& deriv_err) const {
+  using std::tanh;
+  const double u = m_.u, t_rel = 2 * m_.uf;  // tanh within 2 uf (glibc: 2 ulps; MPFR: 1)
+  const auto sech2 = [](double z) {
+    const double c = std::cosh(z);
+    return 1 / (c * c);
+  };
+  if (p_.softcap) {
+    // y = c tanh(s / c): 1-Lipschitz with slope sech^2 at the interval's nearest point; the
+    // division, tanh and the product by c are relative roundings of y (tanh(a (1 + t)) / tanh(a)
+    // lies between 1 and 1 + t).
+    const double c = static_cast<double>(*p_.softcap), sd = std::fabs(to_d(s));
+    const double a_lo = std::max(0.0, sd - err) / c, da = err / c + u * sd / c;
+    const Real th = tanh(s / Real(c));
+    const double thd = std::fabs(to_d(th));
+    s = Real(c) * th;
+    err = err * sech2(a_lo) + ((1 + u) * (1 + t_rel) * (1 + u) - 1) * std::fabs(to_d(s)) * (1 + 4 * u) + 0x1p-1060;
+    // g = 1 - th^2: |th - tanh(s* / c)| <= dt, so |g^ - g| <= dt (2 |th| + dt) plus two roundings.
+    deriv = Real(1) - th * th;
+    const double dt = da * sech2(std::max(0.0, a_lo - da)) + t_rel * thd + 0x1p-1060;
+    deriv_err = (dt * (2 * thd + dt) + 2 * u * (1 + thd * thd)) * kSafety;
+  }
+  if (p_.alibi()) {
+    const double dist = static_cast<double>(keys_.alibi_distance(i, j));
+    const Real bias = -Real(static_cast<double>(p_.alibi_slopes[static_cast<std::size_t>(h)])) * Real(dist);
+    s = s + bias;
+    err += u * (std::fabs(to_d(bias)) + std::fabs(to_d(s))) * (1 + 4 * u);
+  }
+  err *= kSafety;
+}
+
+template <class Real>
 void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, Row& r, bool with_output) const {
   using std::exp;
   using std::log;
@@ -232,7 +274,42 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
       delta[t] = abs_scale * err + u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
     }
   }
-  if constexpr (kFast) {
+  // The soft cap and ALiBi (docs/error-bounds.md "Score modification"): each logit as one value,
+  // modified, then shifted as the multiple-precision path does (no exact parts survive tanh).
+  const bool mod = p_.score_mod();
+  r.deriv.assign(p_.softcap ? n : 0, Real(0));
+  r.deriv_err.assign(p_.softcap ? n : 0, 0.0);
+  if (mod) {
+    for (std::int64_t t = 0; t < n; ++t) {
+      Real sv;
+      double err = delta[t];
+      if constexpr (kFast) {  // the five parts summed: four roundings of at most u their mass
+        const std::array<double, 5>& x = parts[t];
+        sv = ((x[0] + x[1]) + (x[2] + x[3])) + x[4];
+        err += 5 * u * (std::fabs(x[0]) + std::fabs(x[1]) + std::fabs(x[2]) + std::fabs(x[3]) + std::fabs(x[4]));
+      } else {
+        sv = dlt[t];
+      }
+      note_logit(r, to_d(sv));
+      Real g = 0;
+      double g_err = 0;
+      modify_logit(h, i, r.keys[t], sv, err, g, g_err);
+      if (p_.softcap) r.deriv[t] = g, r.deriv_err[t] = g_err;
+      dlt[t] = sv;
+      delta[t] = err;
+    }
+  }
+  const auto plain_shift = [&] {
+    shift = *std::max_element(dlt.begin(), dlt.end());
+    for (std::int64_t t = 0; t < n; ++t) {
+      if (!mod) note_logit(r, to_d(dlt[t]));
+      dlt[t] = dlt[t] - shift;
+      delta[t] += u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
+    }
+  };
+  if (mod) {
+    plain_shift();
+  } else if constexpr (kFast) {
     // The shift must be (close to) the largest logit, not the largest high part: the second part
     // reaches 2^-26 |s|, so with logits near 2^64 a larger high part can belong to a smaller logit
     // by 2^38 and exp(d_j) would overflow. First: m1 = max fl(part0 + part1), within 2u |s|
@@ -273,12 +350,7 @@ void Engine<Real>::forward_row(std::int64_t b, std::int64_t h, std::int64_t i, R
       delta[t] += u * (std::fabs(w) + std::fabs(dlt[t])) * (1 + 4 * u);
     }
   } else {
-    shift = *std::max_element(dlt.begin(), dlt.end());
-    for (std::int64_t t = 0; t < n; ++t) {
-      note_logit(r, to_d(dlt[t]));
-      dlt[t] = dlt[t] - shift;
-      delta[t] += u * std::fabs(to_d(dlt[t])) * (1 + 4 * u);
-    }
+    plain_shift();
   }
 
   // e^_j = exp(d^_j); terms below exp(-cutoff) are dropped, their exact mass bounded by tau_j.
@@ -446,6 +518,14 @@ void Engine<Real>::backward_rows(std::int64_t b, std::int64_t hk, std::int64_t r
       mass[t] = r.prob_d[t] * (std::fabs(to_d(dp[t])) + dsum_abs);
       sigma[t] = (r.prob_err[t] * xd + (r.prob_d[t] + r.prob_err[t]) * x_err +
                   u * std::fabs(ds_d[t]) * (1 + 4 * u)) * kSafety;
+      if (p_.softcap && mutation_ != Mutation::softcap_derivative_dropped) {
+        // Through the cap: dS_j g_j, g_j = 1 - tanh^2(s_j / c) within deriv_err of the exact one.
+        const double gd = std::fabs(to_d(r.deriv[t])), ge = r.deriv_err[t], before = std::fabs(ds_d[t]);
+        ds[t] = ds[t] * r.deriv[t];
+        ds_d[t] = to_d(ds[t]);
+        mass[t] *= gd + ge;
+        sigma[t] = (sigma[t] * (gd + ge) + before * ge + u * std::fabs(ds_d[t]) * (1 + 4 * u)) * kSafety;
+      }
     }
 
     if (want_dq) {  // dQ_c = scale * sum_j dS_j k_jc

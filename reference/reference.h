@@ -20,8 +20,9 @@ namespace flashproof::reference {
 enum class Backend { fast, mpfr, cpp_bin_float };
 
 // Deliberately wrong variants of the reference, used only by the tests that show the reference
-// checks catch them.
-enum class Mutation { none, gradient_sign_flipped, scale_applied_twice, causal_top_left };
+// checks catch them. causal_top_left also aligns ALiBi's distance top-left;
+// softcap_derivative_dropped leaves dS without the cap's 1 - tanh^2.
+enum class Mutation { none, gradient_sign_flipped, scale_applied_twice, causal_top_left, softcap_derivative_dropped };
 const char* backend_name(Backend b);
 
 struct Options {

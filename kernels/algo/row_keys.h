@@ -10,6 +10,7 @@
 
 #include "core/problem.h"
 #include "kernels/algo/packed_batch.h"
+#include "kernels/algo/score_mod.h"
 
 namespace flashproof::algo {
 
@@ -50,6 +51,13 @@ class RowKeys {
   }
   // One pair; a loop over a row's keys takes of_row(i) once and asks it (contains).
   bool visible(std::int64_t i, std::int64_t j) const { return of_row(i).contains(j); }
+  // ALiBi's |i + offset - j| (algo/score_mod.h) of storage row i and storage key j of its
+  // sequence, in the sequence's coordinates and with the same alignment as the mask.
+  std::int64_t alibi_distance(std::int64_t i, std::int64_t j) const {
+    const SequenceSpan<std::int64_t> s = sequence(sequence_of_row(i));
+    const std::int64_t offset = top_left_ ? 0 : s.seqlen_k - s.seqlen_q;
+    return algo::alibi_distance<std::int64_t>(i - s.q_begin, j - s.k_begin, offset);
+  }
   // Storage keys of row i's sequence: those a kernel computes logits with (some masked).
   KeyRange<std::int64_t> sequence_keys(std::int64_t i) const {
     const SequenceSpan<std::int64_t> s = sequence(sequence_of_row(i));

@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "kernels/algo/row_keys.h"
+#include "kernels/algo/score_mod.h"
 
 namespace flashproof {
 namespace {
@@ -118,10 +119,33 @@ algo::RowKeys flawed_keys(const Problem& p, NaiveFlaw flaw) {
 struct RowContext {
   const Problem& p;
   algo::RowKeys keys;
+  algo::RowKeys alibi_keys;  // whose distances ALiBi uses (alibi_top_left: top-left aligned)
   float scale;
+  // The soft cap in natural units (algo/score_mod.h with log2 e = 1): x -> c tanh(x * fl(1/c)).
+  float cap = 0, inv_cap = 0;
   NaiveFlaw flaw;
   RowContext(const Problem& problem, NaiveFlaw f)
-      : p(problem), keys(flawed_keys(problem, f)), scale(problem.softmax_scale()), flaw(f) {}
+      : p(problem), keys(flawed_keys(problem, f)),
+        alibi_keys(problem, f == NaiveFlaw::alibi_top_left ? algo::RowKeys::Align::top_left
+                                                           : algo::RowKeys::Align::bottom_right),
+        scale(problem.softmax_scale()), flaw(f) {
+    if (p.softcap) cap = *p.softcap, inv_cap = 1.0f / cap;
+  }
+
+  // The logit of scaled product x of row i, key j of head h (algo/score_mod.h); the cap's tanh
+  // value, for the backward's 1 - t^2, into *t (0 without a cap).
+  float modified(float x, std::int64_t h, std::int64_t i, std::int64_t j, float* t) const {
+    *t = 0;
+    if (cap != 0) {
+      *t = algo::soft_cap_tanh(x, inv_cap);
+      x = cap * *t;
+    }
+    if (p.alibi()) {
+      const float bias = algo::alibi_bias(p.alibi_slopes[h], static_cast<float>(alibi_keys.alibi_distance(i, j)));
+      x = flaw == NaiveFlaw::alibi_wrong_sign ? x - bias : x + bias;
+    }
+    return x;
+  }
 
   std::int64_t kv_head(std::int64_t h) const {
     return flaw == NaiveFlaw::wrong_gqa_head ? h % p.heads_kv : p.kv_head(h);
@@ -130,8 +154,9 @@ struct RowContext {
 
   // P of one query row, rounded to the dtype as a framework stores it; returns LSE (+inf when the
   // row sees no key, P then all zero).
+  // With a soft cap, tanh receives each visible key's tanh value (for the backward).
   float softmax_row(const FloatRows& q, const FloatColumns& kt, std::int64_t b, std::int64_t h,
-                    std::int64_t i, std::vector<float>& prob) const {
+                    std::int64_t i, std::vector<float>& prob, std::vector<float>* tanh = nullptr) const {
     const std::int64_t hk = kv_head(h);
     prob.assign(p.seqlen_k, 0.f);
     float m = -kInf;
@@ -144,6 +169,11 @@ struct RowContext {
         continue;
       }
       prob[j] = prob[j] * scale;
+      if (p.score_mod()) {
+        float t;
+        prob[j] = modified(prob[j], h, i, j, &t);
+        if (tanh) (*tanh)[j] = t;
+      }
       m = std::max(m, prob[j]);
     }
     if (m == -kInf) {
@@ -214,9 +244,9 @@ class NaiveAttention final : public AttentionImpl {
     return flaw_ == NaiveFlaw::none ? "naive" : std::string("naive-flawed:") + naive_flaw_name(flaw_);
   }
   bool bitwise_reproducible_backward() const override { return true; }
-  Support declared_support() const override {  // everything, packed batches included
+  Support declared_support() const override {  // everything: packed batches, soft cap, ALiBi
     Support s;
-    s.packed = true;
+    s.packed = s.softcap = s.alibi = true;
     return s;
   }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
@@ -278,7 +308,7 @@ class NaiveAttention final : public AttentionImpl {
       // dK, dV of the wanted keys only; a row is needed for its own dQ or for a wanted key it sees
       // (dS_ij needs the whole row's P and D_i), and then its P, dP and D once for all those keys.
       const std::vector<std::int64_t> keys = wanted.columns(b, hk);
-      std::vector<float> dk(sk * d, 0.f), dv(sk * d, 0.f), prob, ds(sk), dq(d);
+      std::vector<float> dk(sk * d, 0.f), dv(sk * d, 0.f), prob, ds(sk), dq(d), tanh(sk);
       std::vector<std::int64_t> order(sk);
       for (std::int64_t j = 0; j < sk; ++j) order[j] = reverse ? sk - 1 - j : j;
       for (std::int64_t h = hk * g; h < (hk + 1) * g; ++h) {
@@ -292,7 +322,7 @@ class NaiveAttention final : public AttentionImpl {
               for (std::int64_t j : keys) std::fill(dk.data() + j * d, dk.data() + (j + 1) * d, 0.f);
             continue;
           }
-          ctx.softmax_row(q, kt, b, h, i, prob);
+          ctx.softmax_row(q, kt, b, h, i, prob, &tanh);
           const float *qi = q.row(b, h, i), *doi = dout.row(b, h, i);
           // Masked pairs are skipped rather than multiplied by a zero weight, so that whatever K
           // and V hold there (NaN, say) does not reach dQ, dK, dV.
@@ -308,6 +338,10 @@ class NaiveAttention final : public AttentionImpl {
           }
           for (std::int64_t j = 0; j < sk; ++j)
             if (row_keys.contains(j)) ds[j] = to_dtype(p.dtype, prob[j] * (ds[j] - dsum));
+          // Through the cap: dS times 1 - t^2 (in fp32), stored in the dtype again.
+          if (p.softcap && flaw_ != NaiveFlaw::softcap_missing_derivative)
+            for (std::int64_t j = 0; j < sk; ++j)
+              if (row_keys.contains(j)) ds[j] = to_dtype(p.dtype, ds[j] * algo::soft_cap_derivative(tanh[j]));
           std::vector<char> seen(sk);
           for (std::int64_t j = 0; j < sk; ++j) seen[j] = row_keys.contains(j);
           if (dq_wanted) {
@@ -355,6 +389,9 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
     case NaiveFlaw::none: return "none";
     case NaiveFlaw::mask_off_by_one: return "mask-off-by-one";
     case NaiveFlaw::packed_ignores_sequences: return "packed-ignores-sequences";
+    case NaiveFlaw::softcap_missing_derivative: return "softcap-missing-derivative";
+    case NaiveFlaw::alibi_top_left: return "alibi-top-left";
+    case NaiveFlaw::alibi_wrong_sign: return "alibi-wrong-sign";
     case NaiveFlaw::missing_rescale: return "missing-rescale";
     case NaiveFlaw::wrong_lse: return "wrong-lse";
     case NaiveFlaw::dk_without_group_sum: return "dk-without-group-sum";
@@ -376,8 +413,8 @@ std::unique_ptr<AttentionImpl> make_naive_attention(NaiveFlaw flaw) { return std
 std::unique_ptr<AttentionImpl> make_flawed_naive(std::string_view impl_name) {
   for (NaiveFlaw flaw : kNaiveFlaws)
     if (impl_name == std::string("naive-flawed:") + naive_flaw_name(flaw)) return make_naive_attention(flaw);
-  if (impl_name == std::string("naive-flawed:") + naive_flaw_name(NaiveFlaw::packed_ignores_sequences))
-    return make_naive_attention(NaiveFlaw::packed_ignores_sequences);
+  for (NaiveFlaw flaw : kNaiveFeatureFlaws)
+    if (impl_name == std::string("naive-flawed:") + naive_flaw_name(flaw)) return make_naive_attention(flaw);
   return nullptr;
 }
 

@@ -38,7 +38,15 @@ enum class NaiveFlaw {
   shipped_tiles_skip_rescale,    // missing_rescale itself; its alternate tiles are the baseline
   // Packed batches only (not in kNaiveFlaws, whose every flaw shows on dense problems):
   packed_ignores_sequences,  // the window over the whole packed storage: rows see other sequences' keys
+  // The score modification only (likewise not in kNaiveFlaws):
+  softcap_missing_derivative,  // the backward's dS not multiplied by the cap's 1 - tanh^2
+  alibi_top_left,              // ALiBi's distance aligned top-left (|i - j|) instead of bottom-right
+  alibi_wrong_sign,            // the ALiBi bias added with the wrong sign (+slope |distance|)
 };
+// The flaws that show only on a packed batch or with a score modification.
+inline constexpr NaiveFlaw kNaiveFeatureFlaws[] = {NaiveFlaw::packed_ignores_sequences,
+                                                   NaiveFlaw::softcap_missing_derivative,
+                                                   NaiveFlaw::alibi_top_left, NaiveFlaw::alibi_wrong_sign};
 inline constexpr NaiveFlaw kNaiveFlaws[] = {
     NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,
     NaiveFlaw::dk_without_group_sum, NaiveFlaw::nan_on_empty_row,   NaiveFlaw::odd_rows_reversed,
