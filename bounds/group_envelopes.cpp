@@ -191,11 +191,13 @@ void GroupEnvelopes::judged_row(std::int64_t h, std::int64_t i, const std::vecto
   std::size_t at = 0;  // each_dot visits the keys in order
   each_dot(q.data(), key, keys, d, [&](double dot, double abs_dot) {
     double y = scale_ * dot, mag = std::fabs(scale_) * abs_dot;
-    // The soft cap and ALiBi (algo/score_mod.h): the capped part within min(|scale q.k|, c), the
-    // bias exact up to its double rounding; the slack below covers an fp32 evaluation of each.
+    // The soft cap and ALiBi (algo/score_mod.h). An fp32 product's error, which the slack covers
+    // as a share of |scale q.k|, passes the cap at most 1:1 and never beyond 2c (two capped values
+    // differ by less): the capped part counts with min(|scale q.k|, 2c / slack). The bias counts
+    // with its size.
     if (p_.softcap) {
       const double c = *p_.softcap;
-      y = c * std::tanh(y / c), mag = std::min(mag, c);
+      y = c * std::tanh(y / c), mag = std::min(mag, 2 * c / s_);
     }
     if (p_.alibi()) {
       const double bias = -static_cast<double>(p_.alibi_slopes[static_cast<std::size_t>(h)]) *

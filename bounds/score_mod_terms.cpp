@@ -66,6 +66,8 @@ double computed_modified_error(const CaseConstants& cs, double e_x, double s_lo,
     const double f_up = std::min(big_c, L * s_up + e_x);
     const double rho = (1 + m.theta()) * (1 + m.eps_t) * (1 + m.eps_c) * (1 + u) - 1;
     e = e_x * lip + f_up * rho + big_c * (1 + m.eps_c) * (1 + u) * m.flush + m.flush;
+    // Both values lie within C (the computed one within C^ |t^| rounded): never more than 2C apart.
+    e = std::min(e, big_c * (2 + m.eps_c + m.eps_t + 2 * u) * (1 + 4 * u) + m.flush);
   }
   if (cs.p.alibi()) {
     // The bias fl(fl(slope L) float(distance)): the slope's, the distance's and the product's

@@ -63,12 +63,14 @@ void add_generator_options(CLI::App& verb, fuzz::GeneratorSettings& g, Generator
                    "the most multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim) of a drawn case "
                    "(default 2097152; default profile only)",
                    limit(g.max_work));
-  add_value_option(verb, "--profile", "default|production|packed",
+  add_value_option(verb, "--profile", "default|production|packed|score-mod",
                    "production: the sizes of real models (sequences to 131072, index and grid limits); "
-                   "packed: packed batches of sequences up to --max-seqlen each (docs/fuzz.md)",
+                   "packed: packed batches of sequences up to --max-seqlen each; score-mod: soft caps and "
+                   "ALiBi on default or packed cases (docs/fuzz.md)",
                    [&](const std::string&, const std::string& v) {
                      const std::optional<fuzz::Profile> p = fuzz::parse_profile(v);
-                     if (!p) throw UsageError("--profile expects default, production or packed, got '" + v + "'");
+                     if (!p)
+                       throw UsageError("--profile expects default, production, packed or score-mod, got '" + v + "'");
                      g.profile = *p;
                    });
 }

@@ -11,7 +11,7 @@ namespace flashproof::fuzz {
 namespace {
 
 // Stream ids under derive(seed, index): the shape and kind choices, and the inputs' seed.
-constexpr std::uint64_t kShapeStream = 1, kInputStream = 2;
+constexpr std::uint64_t kShapeStream = 1, kInputStream = 2, kScoreModStream = 3;
 
 const std::int64_t kTileEdges[] = {1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 512};
 const std::int64_t kHeadDimEdges[] = {1, 8, 16, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 160, 192, 224, 255, 256};
@@ -280,6 +280,48 @@ FuzzCase packed_case(const GeneratorSettings& s, std::uint64_t index) {
   return f;
 }
 
+// ---- the score-mod profile ----
+
+// The soft cap and ALiBi (docs/fuzz.md, "Score-mod profile"), on a case of the default profile
+// (its shapes, masks, GQA and values, the extreme logits included) or of the packed one: small caps
+// with logits far past them, the caps models use, the models' slopes, extreme slopes of either
+// sign, both together, and both on a packed batch. Drawn from a stream of their own, so that the
+// underlying case is the one its profile gives at that index.
+constexpr Kind kScoreModKinds[] = {{"softcap-small", 2}, {"softcap-model", 2}, {"alibi-model", 2},
+                                   {"alibi-extreme", 1}, {"softcap-alibi", 2}, {"score-mod-packed", 1}};
+
+FuzzCase score_mod_case(const GeneratorSettings& s, std::uint64_t index) {
+  Rng r(derive(derive(s.seed, index), kScoreModStream));
+  const std::string kind = pick_kind(r, kScoreModKinds);
+  GeneratorSettings base = s;
+  base.profile = kind == "score-mod-packed" ? Profile::packed : Profile::standard;
+  FuzzCase f = generate_case(base, index);
+  f.kind = kind;
+  Problem& p = f.c.problem;
+  const auto cap = [&](double lo, double hi) { p.softcap = static_cast<float>(std::stod(log_uniform(r, lo, hi))); };
+  const auto slopes = [&](bool extreme) {
+    p.alibi_slopes = standard_alibi_slopes(p.heads_q);
+    if (!extreme) return;
+    for (float& x : p.alibi_slopes)  // 2^-20 .. 2^6, a quarter of them negative
+      x = static_cast<float>(std::exp2(-20.0 + 26.0 * r.uniform()) * (r.below(4) == 0 ? -1 : 1));
+  };
+  if (kind == "softcap-small") {  // caps 1 to 5 and logits up to 1e22: most far past the cap
+    cap(0, std::log10(5.0));
+    f.c.dist = *parse_distribution("large-logits:" + log_uniform(r, 1, 22));
+  } else if (kind == "softcap-model") {  // Gemma 2's 50 (and 30 for its final logits), Grok's 30
+    cap(1, std::log10(50.0));
+  } else if (kind == "alibi-model") {
+    slopes(false);
+  } else if (kind == "alibi-extreme") {
+    slopes(true);
+  } else {  // softcap-alibi, score-mod-packed: either or both
+    const std::uint64_t which = r.below(3);
+    if (which != 1) cap(0, std::log10(50.0));
+    if (which != 0) slopes(r.below(4) == 0);
+  }
+  return f;
+}
+
 FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
   Rng r = shape_stream(s, index);
   FuzzCase f = start_case(s, index, kProductionKinds, r);
@@ -329,13 +371,14 @@ const std::vector<std::string>& case_kinds(Profile p) {
     return v;
   };
   static const std::vector<std::string> standard = names_of(kKinds), production = names_of(kProductionKinds),
-                                        packed = names_of(kPackedKinds);
-  return p == Profile::production ? production : p == Profile::packed ? packed : standard;
+                                        packed = names_of(kPackedKinds), score_mod = names_of(kScoreModKinds);
+  return p == Profile::production ? production : p == Profile::packed ? packed : p == Profile::score_mod ? score_mod : standard;
 }
 
 FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index) {
   if (s.profile == Profile::production) return production_case(s, index);
   if (s.profile == Profile::packed) return packed_case(s, index);
+  if (s.profile == Profile::score_mod) return score_mod_case(s, index);
   Rng r = shape_stream(s, index);
   FuzzCase f = start_case(s, index, kKinds, r);
   Problem& p = f.c.problem;

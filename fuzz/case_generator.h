@@ -29,14 +29,18 @@ namespace flashproof::fuzz {
 // over the sequences). A profile of its own, so that the default profile's pinned draws stay.
 // Inline: campaign_meta.cpp, which names the profile in campaign.json, builds without this
 // library (the parser fuzzer's build, scripts/fuzz-parsers.sh).
-enum class Profile { standard, production, packed };
+// `score-mod` (the soft cap and ALiBi, docs/spec.md "Soft cap and ALiBi": the default profile's
+// shapes and values, or the packed profile's batches, with a cap, slopes or both).
+enum class Profile { standard, production, packed, score_mod };
 inline const char* profile_name(Profile p) {
-  return p == Profile::production ? "production" : p == Profile::packed ? "packed" : "default";
+  return p == Profile::production ? "production" : p == Profile::packed ? "packed"
+                                               : p == Profile::score_mod ? "score-mod" : "default";
 }
 inline std::optional<Profile> parse_profile(std::string_view name) {
   if (name == "default") return Profile::standard;
   if (name == "production") return Profile::production;
   if (name == "packed") return Profile::packed;
+  if (name == "score-mod") return Profile::score_mod;
   return std::nullopt;
 }
 
@@ -70,7 +74,9 @@ struct FuzzCase {
                      // equal-rows, max-in-last-block, masked-rows, subnormal; production:
                      // long-context, long-kv, index-limit, many-heads, ragged-tail,
                      // accumulated-rounding; packed: packed-mixed, packed-one-long,
-                     // packed-tile-edges, packed-empty, packed-extreme-logits (docs/fuzz.md)
+                     // packed-tile-edges, packed-empty, packed-extreme-logits; score-mod:
+                     // softcap-small, softcap-model, alibi-model, alibi-extreme, softcap-alibi,
+                     // score-mod-packed (docs/fuzz.md)
 };
 
 FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index);

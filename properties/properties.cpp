@@ -19,6 +19,11 @@ bool has_alternate_tiles(const AttentionImpl& impl) { return impl.with_alternate
 bool is_fa1(const AttentionImpl& impl) { return impl.name() == "fa1" && find_implementation("fa2") != nullptr; }
 bool reproducible(const AttentionImpl& impl) { return impl.bitwise_reproducible_backward(); }
 bool takes_packed(const AttentionImpl& impl) { return impl.declared_support().packed; }
+bool takes_score_mod(const AttentionImpl& impl) {
+  const Support s = impl.declared_support();
+  return s.softcap || s.alibi;
+}
+bool takes_softcap(const AttentionImpl& impl) { return impl.declared_support().softcap; }
 
 }  // namespace
 
@@ -63,6 +68,14 @@ const std::vector<Property>& all_properties() {
        "a packed batch equals its sequences run alone, bitwise (O, LSE, dK, dV; reproducible dQ); sequences without "
        "rows or keys get the exact empty values (implementations that take packed batches)",
        MaskChoice::any, true, packed_equals_sequences, takes_packed, std::int64_t{1} << 15},
+      {"score-mod-differential",
+       "the differential verdict with a soft cap (1 to 50) and ALiBi slopes (the models', or extreme of either sign) "
+       "drawn from the case's seed (implementations that take them)",
+       MaskChoice::any, true, score_mod_differential, takes_score_mod, std::int64_t{1} << 16},
+      {"softcap-infinity",
+       "a soft cap of 2^100 is no cap: the capped and uncapped runs within their two rigorous bounds of each other "
+       "(implementations that take a cap; logits up to 2^30)",
+       MaskChoice::any, true, softcap_infinity, takes_softcap, std::int64_t{1} << 15},
   };
   return list;
 }

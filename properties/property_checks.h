@@ -22,6 +22,9 @@ Outcome prefix_independence(AttentionImpl& impl, const Case& c);
 Outcome gqa_equals_mha(AttentionImpl& impl, const Case& c);
 Outcome batch_independence(AttentionImpl& impl, const Case& c);
 Outcome packed_equals_sequences(AttentionImpl& impl, const Case& c);
+// score_mod_properties.cpp: the soft cap and ALiBi.
+Outcome score_mod_differential(AttentionImpl& impl, const Case& c);
+Outcome softcap_infinity(AttentionImpl& impl, const Case& c);
 
 // determinism_properties.cpp: repeated runs under explored emulator schedules.
 Outcome forward_determinism(AttentionImpl& impl, const Case& c);

@@ -189,14 +189,19 @@ void Engine<Real>::modify_logit(std::int64_t h, std::int64_t i, std::int64_t j, 
     // lies between 1 and 1 + t).
     const double c = static_cast<double>(*p_.softcap), sd = std::fabs(to_d(s));
     const double a_lo = std::max(0.0, sd - err) / c, da = err / c + u * sd / c;
+    const Real s_raw = s;
     const Real th = tanh(s / Real(c));
-    const double thd = std::fabs(to_d(th));
     s = Real(c) * th;
     err = err * sech2(a_lo) + ((1 + u) * (1 + t_rel) * (1 + u) - 1) * std::fabs(to_d(s)) * (1 + 4 * u) + 0x1p-1060;
-    // g = 1 - th^2: |th - tanh(s* / c)| <= dt, so |g^ - g| <= dt (2 |th| + dt) plus two roundings.
-    deriv = Real(1) - th * th;
-    const double dt = da * sech2(std::max(0.0, a_lo - da)) + t_rel * thd + 0x1p-1060;
-    deriv_err = (dt * (2 * thd + dt) + 2 * u * (1 + thd * thd)) * kSafety;
+    // g = 1 - tanh^2 = 1 / cosh^2(s / c), formed so (1 - th^2 would cancel to nothing where the
+    // logit is far past the cap, and the exact dQ, dK there are tiny, not 0): |d log g / da| =
+    // 2 |tanh a| <= 2 turns the argument's error da into a relative one; cosh (2 uf), the square
+    // and the division add theirs. A cosh that overflows leaves g = 0 with an exact g below
+    // 4 e^-1400, under the absolute 2^-1060.
+    using std::cosh;
+    const Real ch = cosh(s_raw / Real(c));
+    deriv = Real(1) / (ch * ch);
+    deriv_err = (std::fabs(to_d(deriv)) * (std::expm1(2 * da) + 2 * t_rel + 3 * u) * (1 + 4 * u) + 0x1p-1060) * kSafety;
   }
   if (p_.alibi()) {
     const double dist = static_cast<double>(keys_.alibi_distance(i, j));

@@ -1,5 +1,7 @@
 #include "report/report_tables.h"
 
+#include <string_view>
+
 #include "report/display_text.h"
 #include "report/json_values.h"
 
@@ -93,9 +95,13 @@ Table status_table(const DtypeReport& d) {
 
 namespace {
 // The attention features a record's case uses (docs/spec.md): "packed" for a packed batch, else
-// "dense". A case file's problem says which (report/ reads JSON only, not core's Problem).
-std::string feature_of(const FuzzRecord& r) {
-  return member(&r.case_file, "cu_seqlens_q") != nullptr ? "packed" : "dense";
+// "dense"; and "soft cap", "ALiBi" where set. A case counts in the row of each feature it uses. A
+// case file's problem says which (report/ reads JSON only, not core's Problem).
+constexpr const char* kFeatures[] = {"dense", "packed", "soft cap", "ALiBi"};
+bool uses(const FuzzRecord& r, std::string_view feature) {
+  if (feature == "soft cap") return member(&r.case_file, "softcap") != nullptr;
+  if (feature == "ALiBi") return member(&r.case_file, "alibi_slopes") != nullptr;
+  return (member(&r.case_file, "cu_seqlens_q") != nullptr) == (feature == "packed");
 }
 }  // namespace
 
@@ -104,10 +110,10 @@ Table feature_table(const Report& report, const DtypeReport& d) {
                   {Column::text, Column::text, Column::number, Column::number, Column::alert_count, Column::number,
                    Column::alert_count, Column::alert_count});
   for (const ImplStats& s : d.stats.impls)
-    for (const char* feature : {"dense", "packed"}) {
+    for (const char* feature : kFeatures) {
       std::size_t n[6] = {};
       for (const FuzzRecord& r : report.merged.records) {
-        if (r.dtype != d.stats.dtype || r.impl != s.impl || feature_of(r) != feature) continue;
+        if (r.dtype != d.stats.dtype || r.impl != s.impl || !uses(r, feature)) continue;
         ++n[0];
         ++n[r.status == CaseStatus::pass           ? 1
             : r.status == CaseStatus::fail         ? 2
@@ -124,7 +130,7 @@ Table feature_table(const Report& report, const DtypeReport& d) {
 
 bool has_features(const Report& report, const DtypeReport& d) {
   for (const FuzzRecord& r : report.merged.records)
-    if (r.dtype == d.stats.dtype && feature_of(r) != "dense") return true;
+    if (r.dtype == d.stats.dtype && (!uses(r, "dense") || uses(r, "soft cap") || uses(r, "ALiBi"))) return true;
   return false;
 }
 

@@ -129,7 +129,7 @@ struct RowContext {
         alibi_keys(problem, f == NaiveFlaw::alibi_top_left ? algo::RowKeys::Align::top_left
                                                            : algo::RowKeys::Align::bottom_right),
         scale(problem.softmax_scale()), flaw(f) {
-    if (p.softcap) cap = *p.softcap, inv_cap = 1.0f / cap;
+    if (p.softcap) cap = *p.softcap, inv_cap = f == NaiveFlaw::softcap_unscaled_argument ? 1.0f : 1.0f / cap;
   }
 
   // The logit of scaled product x of row i, key j of head h (algo/score_mod.h); the cap's tanh
@@ -390,6 +390,7 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
     case NaiveFlaw::mask_off_by_one: return "mask-off-by-one";
     case NaiveFlaw::packed_ignores_sequences: return "packed-ignores-sequences";
     case NaiveFlaw::softcap_missing_derivative: return "softcap-missing-derivative";
+    case NaiveFlaw::softcap_unscaled_argument: return "softcap-unscaled-argument";
     case NaiveFlaw::alibi_top_left: return "alibi-top-left";
     case NaiveFlaw::alibi_wrong_sign: return "alibi-wrong-sign";
     case NaiveFlaw::missing_rescale: return "missing-rescale";

@@ -40,12 +40,14 @@ enum class NaiveFlaw {
   packed_ignores_sequences,  // the window over the whole packed storage: rows see other sequences' keys
   // The score modification only (likewise not in kNaiveFlaws):
   softcap_missing_derivative,  // the backward's dS not multiplied by the cap's 1 - tanh^2
+  softcap_unscaled_argument,   // c tanh(s) instead of c tanh(s / c) (the division by the cap lost)
   alibi_top_left,              // ALiBi's distance aligned top-left (|i - j|) instead of bottom-right
   alibi_wrong_sign,            // the ALiBi bias added with the wrong sign (+slope |distance|)
 };
 // The flaws that show only on a packed batch or with a score modification.
 inline constexpr NaiveFlaw kNaiveFeatureFlaws[] = {NaiveFlaw::packed_ignores_sequences,
                                                    NaiveFlaw::softcap_missing_derivative,
+                                                   NaiveFlaw::softcap_unscaled_argument,
                                                    NaiveFlaw::alibi_top_left, NaiveFlaw::alibi_wrong_sign};
 inline constexpr NaiveFlaw kNaiveFlaws[] = {
     NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,

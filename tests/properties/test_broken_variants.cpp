@@ -39,6 +39,12 @@ const Expectation kExpectations[] = {
     Expectation{NaiveFlaw::packed_ignores_sequences, "packed-equals-sequences"},
     // NaN in the values of a sequence without rows reaches the others through zero weights.
     Expectation{NaiveFlaw::multiplies_masked, "packed-equals-sequences"},
+    // The soft cap and ALiBi, drawn by the property for implementations that declare them.
+    Expectation{NaiveFlaw::softcap_missing_derivative, "score-mod-differential"},
+    Expectation{NaiveFlaw::softcap_unscaled_argument, "score-mod-differential"},
+    Expectation{NaiveFlaw::alibi_top_left, "score-mod-differential"},
+    Expectation{NaiveFlaw::alibi_wrong_sign, "score-mod-differential"},
+    Expectation{NaiveFlaw::softcap_unscaled_argument, "softcap-infinity"},
     // The agreement check run with a flawed baseline in FA1's place.
     Expectation{NaiveFlaw::missing_rescale, "fa1-matches-fa2"},
     // Both halves of tile independence: the alternate's own verdict, and the shipped shapes'
