@@ -5,7 +5,8 @@
 // every case with an element above its bound (a bug in the bound or in the implementation).
 //
 //   bound_tightness --impl NAME [--cases N] [--seed S] [--max-seqlen L] [--max-work W]
-//                   [--seconds T] [--json FILE] [--label TEXT] [--band FILE] [--bound-scale F]
+//                   [--seconds T] [--json FILE] [--label TEXT] [--band FILE] [--bound-scale F] [--score-mod]
+// --score-mod gives each case the soft cap and ALiBi slopes that properties::with_score_mod draws.
 // --seconds stops generating after T seconds and reports the cases run (scripts/gpu-check's budget).
 // --band FILE: a committed --json summary of the same run (implementation, cases, seed, limits);
 // exit 1 where a tensor's median or p90 of error / bound falls below half of that file's (the
@@ -40,6 +41,7 @@ namespace {
 struct Options {
   std::string impl, json, label, band;
   double bound_scale = 1;
+  bool score_mod = false;
   std::int64_t cases = 1000, max_seqlen = 0, max_work = 0;
   std::int64_t seconds = 0;  // 0: no time limit
   std::uint64_t seed = 1;
@@ -69,6 +71,9 @@ Options parse(int argc, char** argv) {
   app.add_option("--json", o.json, "also write the summary and the violating cases as JSON to FILE")->type_name("FILE");
   app.add_option("--band", o.band, "fail (exit 1) where a median or p90 falls below half of this committed --json summary's")
       ->type_name("FILE");
+  app.add_flag("--score-mod", o.score_mod,
+               "give each case a soft cap and ALiBi slopes drawn from its seed, as far as the implementation declares them "
+               "(properties::with_score_mod)");
   app.add_option("--bound-scale", o.bound_scale, "multiply every rigorous bound by F (the band's twin tests)")
       ->type_name("F")
       ->check(CLI::Range(0x1p-20, 0x1p20));
@@ -102,9 +107,12 @@ json::Value read_band(const Options& o, const std::string& impl) {
   try {
     const json::Value band = json::parse(text.str());
     const json::Value* tensors = json::find(band, "tensors");
+    // "score_mod" was added with --score-mod (2026-11-28): a summary without it was made without.
+    const json::Value* score_mod = json::find(band, "score_mod");
     if (json::string(field(band, "impl")) != impl || json::integer(field(band, "cases")) != o.cases ||
-        json::unsigned64(field(band, "seed")) != o.seed || tensors == nullptr || !tensors->is_array())
-      throw std::invalid_argument("not a summary of this implementation, --cases and --seed");
+        json::unsigned64(field(band, "seed")) != o.seed || (score_mod && score_mod->is_boolean() && score_mod->get<bool>()) != o.score_mod ||
+        tensors == nullptr || !tensors->is_array())
+      throw std::invalid_argument("not a summary of this implementation, --cases, --seed and --score-mod");
     return *tensors;
   } catch (const std::exception& e) {
     std::cerr << "bound_tightness: --band " << o.band << ": " << e.what() << "\n";
@@ -142,7 +150,8 @@ int main(int argc, char** argv) {
       out_of_time = true;
       break;
     }
-    const Case c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
+    Case c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
+    if (opt.score_mod) c = properties::with_score_mod(*impl, c);
     CheckRecord r;
     try {
       r = run_check(c, *impl, check_options);
@@ -187,6 +196,7 @@ int main(int argc, char** argv) {
                          {"inputs_out_of_domain", out_of_domain_inputs},
                          {"skipped", skipped}};
   if (out_of_time) summary["stopped_at_seconds"] = opt.seconds;
+  if (opt.score_mod) summary["score_mod"] = true;
   json::Value& tensors = summary["tensors"] = json::Value::array();
   for (const auto& [name, s] : series) {
     char line[512];

@@ -138,6 +138,29 @@ std::vector<std::string> case_tags(const Case& c) {
   return {std::string(dtype_name(p.dtype)), mask, gqa, order, dist.substr(0, dist.find(':'))};
 }
 
+Case with_score_mod(const AttentionImpl& impl, const Case& c) {
+  Case m = c;
+  Problem& p = m.problem;
+  const Support s = impl.declared_support();
+  std::uint64_t x = c.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+  const auto next = [&] {  // splitmix64
+    x += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  const auto uniform = [&] { return static_cast<double>(next() >> 11) * 0x1p-53; };
+  if (s.softcap && (!s.alibi || next() % 3 != 0)) p.softcap = static_cast<float>(std::pow(50.0, uniform()));
+  if (s.alibi && (!p.softcap || next() % 2 == 0)) {
+    p.alibi_slopes = standard_alibi_slopes(p.heads_q);
+    if (next() % 4 == 0)
+      for (float& slope : p.alibi_slopes)
+        slope = static_cast<float>(std::exp2(-20.0 + 26.0 * uniform()) * (next() % 4 == 0 ? -1 : 1));
+  }
+  return m;
+}
+
 }  // namespace flashproof::properties
 
 namespace flashproof {
@@ -146,5 +169,6 @@ void showValue(const Case& c, std::ostream& os) {
   os << c.impl << " " << c.problem.describe() << " dist=" << distribution_name(c.dist) << " seed=" << c.seed
      << (c.backward ? " forward+backward" : " forward");
 }
+
 
 }  // namespace flashproof

@@ -22,6 +22,12 @@ namespace flashproof::properties {
 // not causal (keys no row sees are common then).
 rc::Gen<Case> gen_case(const AttentionImpl& impl, const GenLimits& limits, MaskChoice mask = MaskChoice::any);
 
+// The case with what `impl` declares of the score modification (docs/spec.md "Soft cap and
+// ALiBi"), drawn from the case's seed: a cap from 1 to 50 (log-uniform), the models' slopes or,
+// one case in four, slopes from 2^-20 to 2^6 of either sign (the score-mod-differential property,
+// bound_tightness --score-mod).
+Case with_score_mod(const AttentionImpl& impl, const Case& c);
+
 // The labels RC_CLASSIFY reports per case: dtype, mask kind, GQA, seqlen order, distribution.
 std::vector<std::string> case_tags(const Case& c);
 

@@ -9,36 +9,11 @@
 #include "harness/logit_scan.h"
 #include "properties/check_support.h"
 #include "properties/element_compare.h"
+#include "properties/generators.h"
 #include "properties/property_checks.h"
 
 namespace flashproof::properties::checks {
 namespace {
-
-// The case with what the implementation declares of the score modification, drawn from its seed:
-// a cap from 1 to 50 (log-uniform), the models' slopes or, one case in four, slopes from 2^-20 to
-// 2^6 of either sign.
-Case with_score_mod(const AttentionImpl& impl, const Case& c) {
-  Case m = c;
-  Problem& p = m.problem;
-  const Support s = impl.declared_support();
-  std::uint64_t x = c.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
-  const auto next = [&] {  // splitmix64
-    x += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = x;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  const auto uniform = [&] { return static_cast<double>(next() >> 11) * 0x1p-53; };
-  if (s.softcap && (!s.alibi || next() % 3 != 0)) p.softcap = static_cast<float>(std::pow(50.0, uniform()));
-  if (s.alibi && (!p.softcap || next() % 2 == 0)) {
-    p.alibi_slopes = standard_alibi_slopes(p.heads_q);
-    if (next() % 4 == 0)
-      for (float& slope : p.alibi_slopes)
-        slope = static_cast<float>(std::exp2(-20.0 + 26.0 * uniform()) * (next() % 4 == 0 ? -1 : 1));
-  }
-  return m;
-}
 
 // |a - b| <= bound elementwise, where the bound is finite; NaN or inf in one only fails.
 std::string apart(const char* name, const HostTensor& a, const HostTensor& b, const std::vector<double>& bound_a,
