@@ -354,6 +354,55 @@ TEST(Cli, BadPackedOffsetsAreAOneLineErrorWithStatus2) {
   EXPECT_EQ(given.status, 0) << given.out << given.err;
 }
 
+// The soft cap and ALiBi from the command line (docs/spec.md "Soft cap and ALiBi"): the baseline
+// passes, the case file carries both, and the same file run by the variant that drops the cap's
+// 1 - tanh^2 or flips the bias's sign fails.
+TEST(Cli, SoftcapAndAlibiCheckAndTheirTwinsFail) {
+  const std::string file = temp_path("score_mod_case.json");
+  const Result checked = run("check --json --impl naive --seqlen-q 7 --seqlen-k 19 --heads 4 --kv-heads 2 --head-dim 16 "
+                             "--softcap 2.5 --alibi-slopes standard --dist scaled:8 --backward --save-case " + file);
+  ASSERT_EQ(checked.status, 0) << checked.out << checked.err;
+  EXPECT_NE(checked.out.find("\"verdict\": \"pass\""), std::string::npos) << checked.out;
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(text.find("\"softcap\": 2.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"alibi_slopes\": [0.25, 0.0625, 0.015625, 0.00390625]"), std::string::npos) << text;
+  const Result replayed = run("replay --json " + file);
+  EXPECT_EQ(replayed.status, 0) << replayed.out << replayed.err;
+  EXPECT_EQ(without_timing(replayed.out), without_timing(checked.out));
+  const std::string impl = "\"impl\": \"naive\"";
+  ASSERT_NE(text.find(impl), std::string::npos) << text;
+  for (const char* twin : {"softcap-missing-derivative", "alibi-wrong-sign"}) {
+    std::string flawed = text;
+    flawed.replace(flawed.find(impl), impl.size(), std::string("\"impl\": \"naive-flawed:") + twin + "\"");
+    write_file(file, flawed);
+    const Result r = run("replay " + file);
+    EXPECT_EQ(r.status, 1) << twin << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict: fail"), std::string::npos) << twin << r.out;
+  }
+  std::remove(file.c_str());
+}
+
+TEST(Cli, BadSoftcapOrSlopesAreAOneLineErrorWithStatus2) {
+  const char* cases[][2] = {
+      {"check --softcap 0", "softcap (0.000000) must be a finite number > 0 (omit it for no cap)"},
+      {"check --softcap -3", "softcap (-3.000000) must be a finite number > 0 (omit it for no cap)"},
+      {"check --softcap inf", "--softcap expects a finite fp32 number, got 'inf'"},
+      {"check --softcap 1e39", "--softcap expects a finite fp32 number, got '1e39'"},
+      {"check --heads 4 --alibi-slopes 1,2,3", "alibi_slopes must hold one slope per query head (4), not 3"},
+      {"check --heads 2 --alibi-slopes 1,nan", "--alibi-slopes expects a finite fp32 number, got 'nan'"},
+      {"check --heads 2 --alibi-slopes 1,", "--alibi-slopes expects a finite fp32 number, got ''"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    expect_usage_error(args, r, message);
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}
+
 // A case past the work or memory limit is refused before anything runs (it once ran for minutes
 // at 4 GB, and the OOM killer answered bigger ones); the limits can be raised.
 TEST(Cli, ACaseBeyondTheLimitsIsRefusedAtOnce) {

@@ -81,6 +81,40 @@ TEST(Problem, PackedOffsetsAreValidated) {
   EXPECT_EQ(packed().describe(), "fp16 b=1 hq=6 hkv=3 sq=12 sk=15 d=40 packed=4 [5/3 0/4 1/0 6/8]");
 }
 
+TEST(Problem, SoftcapAndSlopesAreValidated) {
+  Problem p;
+  p.heads_q = 4, p.heads_kv = 2;
+  p.softcap = 30.0f;
+  p.alibi_slopes = {0.5f, 0.25f, 0.125f, -1.0f};
+  EXPECT_EQ(p.validate(), "");
+  EXPECT_TRUE(p.score_mod());
+  EXPECT_EQ(p.describe(), "fp16 b=1 hq=4 hkv=2 sq=1 sk=1 d=64 softcap=30 alibi");
+  for (float bad : {0.0f, -1.0f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    Problem q = p;
+    q.softcap = bad;
+    EXPECT_NE(q.validate().find("must be a finite number > 0 (omit it for no cap)"), std::string::npos) << bad;
+  }
+  Problem q = p;
+  q.alibi_slopes.pop_back();
+  EXPECT_EQ(q.validate(), "alibi_slopes must hold one slope per query head (4), not 3");
+  q = p;
+  q.alibi_slopes[2] = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(q.validate(), "alibi_slopes[2] must be finite");
+}
+
+// The models' slopes (Press et al.): 2^-1 .. 2^-8 for 8 heads; for 12, those of 8 then the odd
+// steps of 16 (2^-0.5, 2^-1.5, ...), as BLOOM's code builds them.
+TEST(Problem, StandardAlibiSlopes) {
+  const std::vector<float> eight = standard_alibi_slopes(8);
+  ASSERT_EQ(eight.size(), 8u);
+  for (int h = 0; h < 8; ++h) EXPECT_EQ(eight[h], std::ldexp(1.0f, -(h + 1)));
+  const std::vector<float> twelve = standard_alibi_slopes(12);
+  ASSERT_EQ(twelve.size(), 12u);
+  for (int h = 0; h < 8; ++h) EXPECT_EQ(twelve[h], eight[h]);
+  for (int h = 0; h < 4; ++h) EXPECT_EQ(twelve[8 + h], static_cast<float>(std::exp2(-0.5 - h)));
+  EXPECT_EQ(standard_alibi_slopes(1), std::vector<float>{0x1p-8f});
+}
+
 TEST(Problem, DefaultScaleIsInverseSqrtRoundedToFp32) {
   Problem p = valid();
   p.head_dim = 128;

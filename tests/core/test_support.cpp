@@ -41,6 +41,32 @@ TEST(Support, EverythingByDefault) {
   EXPECT_EQ(describe(all), "everything");
 }
 
+// The soft cap and ALiBi are never handed to an implementation that does not declare them: named
+// when unsupported, dropped when fitted (the slopes follow the heads when GQA is folded).
+TEST(Support, SoftcapAndAlibiOnlyWhereDeclared) {
+  Problem p = problem(64, 64, 64);
+  p.heads_q = 4, p.heads_kv = 2;
+  p.softcap = 20.0f;
+  p.alibi_slopes = standard_alibi_slopes(4);
+  Support s;
+  EXPECT_EQ(unsupported_by(s, p, false), "the soft cap is not declared");
+  s.softcap = true;
+  EXPECT_EQ(unsupported_by(s, p, false), "ALiBi is not declared");
+  s.alibi = true;
+  EXPECT_EQ(unsupported_by(s, p, true), "");
+  EXPECT_EQ(describe(s), "soft cap; ALiBi");
+  Problem fitted = p;
+  EXPECT_TRUE(fit_to_support(fitted, Support{}));
+  EXPECT_FALSE(fitted.softcap.has_value());
+  EXPECT_TRUE(fitted.alibi_slopes.empty());
+  fitted = p;
+  s.gqa = false;
+  EXPECT_TRUE(fit_to_support(fitted, s));
+  EXPECT_EQ(fitted.heads_q, 2);
+  EXPECT_EQ(fitted.alibi_slopes, (std::vector<float>{0.25f, 0.0625f}));
+  EXPECT_EQ(fitted.validate(), "");
+}
+
 TEST(Support, NamesTheFirstConstraintBroken) {
   const Support s = first_hour_kernel();
   EXPECT_EQ(unsupported_by(s, problem(128, 128), true), "");

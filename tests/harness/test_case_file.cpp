@@ -230,6 +230,32 @@ TEST(CaseFile, PropertyFieldRoundTripsAndIsOptional) {
   EXPECT_NE(error_of(replaced(text, "\"accuracy-regression\"", "7")).find("property"), std::string::npos);
 }
 
+// The soft cap and ALiBi slopes (docs/spec.md "Soft cap and ALiBi"): written only where set (a file
+// without them reads as before), exactly round-tripped, one line per bad value.
+TEST(CaseFile, ScoreModFieldsRoundTripAndAreOptional) {
+  Case c;
+  c.problem.heads_q = 2, c.problem.heads_kv = 1;
+  EXPECT_EQ(case_to_json(c).find("softcap"), std::string::npos);
+  EXPECT_EQ(case_to_json(c).find("alibi_slopes"), std::string::npos);
+  c.problem.softcap = 30.5f;
+  c.problem.alibi_slopes = {0.0625f, -0.75f};
+  const std::string text = case_to_json(c);
+  EXPECT_NE(text.find("\"softcap\": 30.5"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"alibi_slopes\": [0.0625, -0.75]"), std::string::npos) << text;
+  const CaseFile f = case_from_json(text, "m.json");
+  EXPECT_EQ(f.c.problem, c.problem);
+  EXPECT_EQ(case_to_json(f.c), text);
+  EXPECT_EQ(error_of(replaced(text, "\"softcap\": 30.5", "\"softcap\": -1")),
+            "case file x.json: softcap (-1.000000) must be a finite number > 0 (omit it for no cap)");
+  EXPECT_NE(error_of(replaced(text, "\"softcap\": 30.5", "\"softcap\": 1e39")).find("must be a finite fp32 number"),
+            std::string::npos);
+  EXPECT_NE(error_of(replaced(text, "\"softcap\": 30.5", "\"softcap\": \"x\"")).find("softcap"), std::string::npos);
+  EXPECT_NE(error_of(replaced(text, "[0.0625, -0.75]", "0.5")).find("must be an array of numbers"),
+            std::string::npos);
+  EXPECT_EQ(error_of(replaced(text, "[0.0625, -0.75]", "[0.5]")),
+            "case file x.json: alibi_slopes must hold one slope per query head (2), not 1");
+}
+
 // A version 1 file (before the record layer; tests/harness/data/case_v1.json, docs/case-files.md's
 // example of that time) reads as it was written, and writes back as version 2.
 TEST(CaseFile, ReadsVersion1) {

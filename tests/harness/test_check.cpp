@@ -56,6 +56,20 @@ TEST(Check, NaiveBaselinePassesForwardAndBackward) {
   EXPECT_NE(to_json(r).find("\"verdict\": \"pass\""), std::string::npos);
 }
 
+// ALiBi's biases are held to the logits' limit (docs/spec.md "Valid domain"): a slope of 2^60 over
+// 64 keys reaches 2^66, outside the domain, with the reason; the same slope over 8 keys does not.
+TEST(Check, AnAlibiBiasBeyond2To64IsOutOfTheDomain) {
+  Case c = small_case("naive", false);
+  c.problem.seqlen_q = 4, c.problem.seqlen_k = 64;
+  c.problem.alibi_slopes.assign(static_cast<std::size_t>(c.problem.heads_q), 0x1p60f);
+  const CheckRecord out = run_check(c);
+  EXPECT_FALSE(out.inputs_in_domain);
+  EXPECT_EQ(out.domain_note, "a scaled logit or an ALiBi bias exceeds 2^64");
+  c.problem.seqlen_k = 8;
+  const CheckRecord in = run_check(c);
+  EXPECT_TRUE(in.inputs_in_domain) << in.domain_note;
+}
+
 // An implementation that counts how often it is asked whether it supports a case.
 class CountingNaive : public AttentionImpl {
  public:

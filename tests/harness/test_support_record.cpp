@@ -31,6 +31,8 @@ TEST(SupportRecord, RoundTrips) {
   s.seqlen_free_up_to = 128;
   s.max_seqlen_q = 4096;
   s.max_seqlen_k = 8192;
+  s.softcap = true;
+  s.alibi = true;
   EXPECT_EQ(json::Value(s).get<Support>(), s);
   EXPECT_EQ(json::Value(Support{}).get<Support>(), Support{});
   EXPECT_EQ(json::parse("{}").get<Support>(), Support{});
@@ -49,6 +51,7 @@ TEST(SupportRecord, RefusesWhatItCannotRead) {
   EXPECT_EQ(refusal_of(R"({"masks": []})"), "support: no mask kind is declared (none, causal, window)");
   EXPECT_EQ(refusal_of(R"({"seqlen_multiple": 0})"), "support: \"seqlen_multiple\" must be an integer of at least 1");
   EXPECT_EQ(refusal_of(R"({"gqa": 1})"), "support: \"gqa\" must be true or false");
+  EXPECT_EQ(refusal_of(R"({"softcap": "yes"})"), "support: \"softcap\" must be true or false");
   EXPECT_EQ(refusal_of(R"({"head_dims": [512]})"), "support: declared head dim 512 is outside [1, 256]");
   EXPECT_EQ(refusal_of(R"({"mask_alignment": "left"})"),
             "support: \"mask_alignment\" must be \"bottom-right\" or \"top-left\", got left");
