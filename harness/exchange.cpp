@@ -47,9 +47,10 @@ std::string read_file_of_size(const std::string& path, std::uintmax_t size, cons
 }
 
 // SDPA's is_causal masks top-left aligned, flashproof's causal bottom-right: they agree only when the
-// sequence lengths do. null where SDPA's flag cannot express the mask.
+// sequence lengths do. null where SDPA's flag cannot express the mask or the problem.
 json::Value sdpa_is_causal(const Problem& p) {
-  if (p.packed()) return nullptr;  // SDPA has no packed batches
+  if (p.packed()) return nullptr;     // SDPA has no packed batches
+  if (p.score_mod()) return nullptr;  // nor a soft cap or ALiBi (docs/spec.md "Soft cap and ALiBi")
   if (!p.has_mask()) return false;
   return p.causal() && p.seqlen_q == p.seqlen_k ? json::Value(true) : json::Value(nullptr);
 }

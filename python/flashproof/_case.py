@@ -34,6 +34,13 @@ def _window_side(name, value):
     return -1 if value < 0 else value
 
 
+def _number(name, value):
+    """A real number (not a bool) as a float; its finiteness and sign are Problem::validate's."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
 def _offsets(name, value):
     """A packed batch's offsets as a list of ints ([] for None); their rules are Problem::validate's."""
     if value is None:
@@ -100,7 +107,7 @@ class Case(ProblemShapes):
 
     Case(seqlen_q=None, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
          causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False,
-         cu_seqlens_q=None, cu_seqlens_k=None)
+         cu_seqlens_q=None, cu_seqlens_k=None, softcap=None, alibi_slopes=None)
     seqlen_q defaults to 128, seqlen_k to seqlen_q, heads_kv to heads_q, scale to 1/sqrt(head_dim) in
     fp32 (a given scale is rounded to fp32); window=(left, right) with None or -1 for an unbounded side.
 
@@ -110,11 +117,15 @@ class Case(ProblemShapes):
     and seqlen_k default to the last offsets (given, they must equal them). Sequence s is rows
     cu_seqlens_q[s]:cu_seqlens_q[s+1] against keys cu_seqlens_k[s]:cu_seqlens_k[s+1], its mask
     aligned to its own bottom right. Bad offsets raise ValueError with one line.
+
+    softcap (a number > 0) and alibi_slopes (one per query head, or "standard" for the models'
+    2^(-8 h / heads)): FlashAttention-2's soft cap and ALiBi (docs/spec.md "Soft cap and ALiBi"),
+    fp32 values (rounded to fp32 when given). Bad values raise ValueError with one line.
     """
 
     def __init__(self, seqlen_q=None, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
                  causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False,
-                 cu_seqlens_q=None, cu_seqlens_k=None):
+                 cu_seqlens_q=None, cu_seqlens_k=None, softcap=None, alibi_slopes=None):
         cu_q = _offsets("cu_seqlens_q", cu_seqlens_q)
         cu_k = _offsets("cu_seqlens_k", cu_seqlens_k)
         # A packed batch's lengths are its totals; a mismatch given explicitly is left to the
@@ -144,11 +155,23 @@ class Case(ProblemShapes):
             scale = float(np.float32(scale))
         if not isinstance(distribution, str):
             raise TypeError(f"distribution must be a string, got {type(distribution).__name__}")
+        if softcap is not None:
+            softcap = float(np.float32(_number("softcap", softcap)))
+        if isinstance(alibi_slopes, str):
+            if alibi_slopes != "standard":
+                raise ValueError(f"alibi_slopes must be a sequence of numbers or 'standard', got '{alibi_slopes}'")
+            alibi_slopes = _core.standard_alibi_slopes(heads_q)
+        elif alibi_slopes is None:
+            alibi_slopes = []
+        elif not hasattr(alibi_slopes, "__iter__"):
+            raise TypeError(f"alibi_slopes must be a sequence of numbers, 'standard' or None, got {type(alibi_slopes).__name__}")
+        else:
+            alibi_slopes = [float(np.float32(_number(f"alibi_slopes[{i}]", x))) for i, x in enumerate(alibi_slopes)]
         self._box = _core.make_case(
             batch=_integer("batch", batch), heads_q=heads_q, heads_kv=heads_kv, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
             head_dim=_integer("head_dim", head_dim), dtype=dtype, window_left=left, window_right=right, scale=scale,
             distribution=distribution, seed=_integer("seed", seed, high=_UINT64_MAX), backward=bool(backward),
-            cu_seqlens_q=cu_q, cu_seqlens_k=cu_k)
+            cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, softcap=softcap, alibi_slopes=alibi_slopes)
 
     @classmethod
     def _wrap(cls, box):
@@ -175,6 +198,16 @@ class Case(ProblemShapes):
     def cu_seqlens_k(self):
         """A packed batch's key offsets (a tuple), None for a dense problem."""
         return tuple(self._box.cu_seqlens_k) or None
+
+    @property
+    def softcap(self):
+        """The soft cap (a float), None without one."""
+        return self._box.softcap
+
+    @property
+    def alibi_slopes(self):
+        """ALiBi's slopes (a tuple, one per query head), None without ALiBi."""
+        return tuple(self._box.alibi_slopes) or None
 
     def describe(self):
         """One line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal normal seed 3 backward"."""

@@ -48,6 +48,13 @@ class Params(ProblemShapes):
     its own sequence's keys, and the window is aligned to each sequence's own bottom right
     (mask_offset = that sequence's key count - its query count). A sequence may be empty on
     either side; rows that see no key get o = 0 and lse = +inf, keys no row sees dk = dv = 0.
+
+    softcap, alibi_slopes: the score modification (docs/spec.md "Soft cap and ALiBi"), as
+    FlashAttention-2's softcap and alibi_slopes: each scaled logit s of query head h, row i, key j
+    becomes softcap * tanh(s / softcap) (when softcap is not None), then minus
+    alibi_slopes[h] * |i + mask_offset - j| (when alibi_slopes is not None; per sequence in a packed
+    batch), before the mask and the softmax. A callable is handed them only when it declares
+    flashproof.Support(softcap=True) or Support(alibi=True).
     """
 
     batch: int
@@ -62,6 +69,8 @@ class Params(ProblemShapes):
     window: tuple
     cu_seqlens_q: object = None  # tuple of ints or None (dense)
     cu_seqlens_k: object = None
+    softcap: object = None       # float or None (no cap)
+    alibi_slopes: object = None  # tuple of floats, one per query head, or None (no ALiBi)
 
     @property
     def mask_offset(self):
@@ -76,9 +85,10 @@ class Params(ProblemShapes):
     def _from_dict(cls, d):
         return cls(d["batch"], d["heads_q"], d["heads_kv"], d["seqlen_q"], d["seqlen_k"], d["head_dim"],
                    d["dtype"], d["softmax_scale"], d["scale"], (d["window_left"], d["window_right"]),
-                   _offsets(d.get("cu_seqlens_q")), _offsets(d.get("cu_seqlens_k")))
+                   _offsets(d.get("cu_seqlens_q")), _offsets(d.get("cu_seqlens_k")), d.get("softcap"),
+                   _offsets(d.get("alibi_slopes")))
 
 
 def _offsets(value):
-    """A record's offsets as a tuple; absent (a dense problem's record) is None."""
+    """A record's array (offsets, slopes) as a tuple; absent is None."""
     return None if value is None else tuple(value)

@@ -25,7 +25,10 @@ class Support:
     (flash_attn_varlen_func's layout: Params.cu_seqlens_q/k, docs/spec.md "Packed batches"; the
     length rules then apply to each sequence). Off by default, so that a kernel written for dense
     batches is never handed one: a generated packed case is fitted to one dense sequence of its
-    longest lengths, and check() refuses a packed case.
+    longest lengths, and check() refuses a packed case. softcap, alibi: True when the kernel takes
+    a soft cap or ALiBi slopes (Params.softcap, Params.alibi_slopes; docs/spec.md "Soft cap and
+    ALiBi"); off by default likewise: a generated case's cap or slopes are dropped, and check()
+    refuses a case with them.
 
     Generated problems (generate_case, testing.cases, fuzz, properties.run) are fitted into it
     (lengths rounded down to the multiple, the head dim moved to a declared one, the mask to a
@@ -35,7 +38,8 @@ class Support:
 
     def __init__(self, *, dtypes=None, head_dims=None, max_head_dim=None, masks=_MASKS,
                  mask_alignment="bottom-right", gqa=True, backward=True, seqlen_multiple=1,
-                 seqlen_free_up_to=0, max_seqlen_q=None, max_seqlen_k=None, packed=False):
+                 seqlen_free_up_to=0, max_seqlen_q=None, max_seqlen_k=None, packed=False, softcap=False,
+                 alibi=False):
         record = {}
         if dtypes is not None:
             record["dtypes"] = [dtypes] if isinstance(dtypes, str) else list(dtypes)
@@ -54,6 +58,8 @@ class Support:
         if max_seqlen_k is not None:
             record["max_seqlen_k"] = max_seqlen_k
         record["packed"] = packed
+        record["softcap"] = softcap
+        record["alibi"] = alibi
         self._json = json.dumps(record)
         from . import _core
         self._text = _core.describe_support(self._json)  # validates: ValueError with one line

@@ -60,7 +60,8 @@ CaseBox make_case(std::int64_t batch, std::int64_t heads_q, std::int64_t heads_k
                   std::int64_t seqlen_k, std::int64_t head_dim, const std::string& dtype, std::int64_t window_left,
                   std::int64_t window_right, std::optional<double> scale, const std::string& distribution,
                   std::uint64_t seed, bool backward, const std::vector<std::int64_t>& cu_seqlens_q,
-                  const std::vector<std::int64_t>& cu_seqlens_k) {
+                  const std::vector<std::int64_t>& cu_seqlens_k, std::optional<double> softcap,
+                  const std::vector<double>& alibi_slopes) {
   CaseBox box;
   Problem& p = box.c.problem;
   p.batch = batch, p.heads_q = heads_q, p.heads_kv = heads_kv, p.seqlen_q = seqlen_q, p.seqlen_k = seqlen_k;
@@ -76,6 +77,16 @@ CaseBox make_case(std::int64_t batch, std::int64_t heads_q, std::int64_t heads_k
       throw std::invalid_argument("scale " + std::to_string(*scale) + " is not an fp32 value (round it with numpy.float32 first)");
     p.scale = s;
   }
+  // The soft cap and ALiBi's slopes (docs/spec.md "Soft cap and ALiBi"), fp32 values as the scale.
+  const auto fp32 = [](const char* name, double x) {
+    const float f = static_cast<float>(x);
+    if (std::isfinite(x) && static_cast<double>(f) != x)
+      throw std::invalid_argument(std::string(name) + " " + std::to_string(x) +
+                                  " is not an fp32 value (round it with numpy.float32 first)");
+    return f;
+  };
+  if (softcap) p.softcap = fp32("softcap", *softcap);
+  for (double x : alibi_slopes) p.alibi_slopes.push_back(fp32("alibi slope", x));
   if (const std::string e = p.validate(); !e.empty()) throw std::invalid_argument(e);
   const auto d = parse_distribution(distribution);
   if (!d) {
@@ -397,6 +408,15 @@ NB_MODULE(_core, m) {
       // A packed batch's offsets (empty lists for a dense problem; Python's Case makes them None).
       .def_prop_ro("cu_seqlens_q", [](const CaseBox& b) { return b.c.problem.cu_seqlens_q; })
       .def_prop_ro("cu_seqlens_k", [](const CaseBox& b) { return b.c.problem.cu_seqlens_k; })
+      // The soft cap (None without) and ALiBi's slopes (empty without).
+      .def_prop_ro("softcap",
+                   [](const CaseBox& b) -> std::optional<double> {
+                     if (!b.c.problem.softcap) return std::nullopt;
+                     return static_cast<double>(*b.c.problem.softcap);
+                   })
+      .def_prop_ro("alibi_slopes", [](const CaseBox& b) {
+        return std::vector<double>(b.c.problem.alibi_slopes.begin(), b.c.problem.alibi_slopes.end());
+      })
       .def("describe", [](const CaseBox& b) { return b.c.problem.describe(); })
       .def("to_json", [](const CaseBox& b, const std::string& note) { return case_to_json(b.c, b.options, note, b.property); },
            "note"_a = "")
@@ -413,7 +433,13 @@ NB_MODULE(_core, m) {
 
   m.def("make_case", &make_case, "batch"_a, "heads_q"_a, "heads_kv"_a, "seqlen_q"_a, "seqlen_k"_a, "head_dim"_a,
         "dtype"_a, "window_left"_a, "window_right"_a, "scale"_a.none(), "distribution"_a, "seed"_a, "backward"_a,
-        "cu_seqlens_q"_a = std::vector<std::int64_t>{}, "cu_seqlens_k"_a = std::vector<std::int64_t>{});
+        "cu_seqlens_q"_a = std::vector<std::int64_t>{}, "cu_seqlens_k"_a = std::vector<std::int64_t>{},
+        "softcap"_a.none() = nb::none(), "alibi_slopes"_a = std::vector<double>{});
+  m.def("standard_alibi_slopes", [](std::int64_t heads) {
+    if (heads < 1 || heads > 65535) throw std::invalid_argument("heads must be in [1, 65535]");
+    const std::vector<float> s = standard_alibi_slopes(heads);
+    return std::vector<double>(s.begin(), s.end());
+  }, "heads"_a);
   m.def("generate_case", &generate, "seed"_a, "index"_a, "dtypes"_a, "direction"_a, "max_seqlen"_a, "max_work"_a,
         "support"_a);
   m.def("read_case_file", &read_case, "path"_a);

@@ -58,15 +58,20 @@ void write_bytes(HostTensor& t, nb::handle data, const std::string& what) {
         }
 }
 
-// The problem's record (harness/records.h) as a dict: integers, strings, numbers, null and, for a
-// packed batch, the offsets' arrays of integers (as lists).
+// The problem's record (harness/records.h) as a dict: integers, strings, numbers, null and the
+// arrays (as lists): a packed batch's offsets, ALiBi's slopes.
 nb::dict params_of(const Problem& p) {
   nb::dict d;
   const json::Value record(p);
   for (const auto& [key, value] : record.items()) {
     if (value.is_array()) {
       nb::list items;
-      for (const json::Value& x : value) items.append(x.get<std::int64_t>());
+      for (const json::Value& x : value) {  // offsets are integers, ALiBi's slopes numbers
+        if (x.is_number_integer())
+          items.append(x.get<std::int64_t>());
+        else
+          items.append(x.get<double>());
+      }
       d[key.c_str()] = items;
     } else if (value.is_number_integer())
       d[key.c_str()] = value.get<std::int64_t>();

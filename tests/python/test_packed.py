@@ -127,7 +127,7 @@ def test_a_kernel_that_does_not_declare_packed_batches_is_never_handed_one(tmp_p
 
 
 def test_the_support_declares_packed_batches():
-    assert repr(PACKED) == "flashproof.Support(everything)"
+    assert repr(PACKED) == "flashproof.Support(packed batches)"
     assert repr(flashproof.Support()) == "flashproof.Support(every dense problem)"
     assert "packed batches" in repr(flashproof.Support(dtypes="fp16", packed=True))
     assert "packed" not in repr(flashproof.Support(dtypes="fp16"))
