@@ -11,5 +11,12 @@ from ._report import report
 from ._support import Support, Unsupported
 from . import properties
 
+
+def standard_alibi_slopes(heads):
+    """ALiBi's slopes as the models set them (docs/spec.md "Soft cap and ALiBi"): a tuple of floats."""
+    from . import _core
+    return tuple(_core.standard_alibi_slopes(heads))
+
+
 __all__ = ["Case", "CallableError", "CertifiedTensor", "Params", "Reference", "check", "fuzz", "generate_case",
-           "implementations", "properties", "read_case", "replay", "report", "Support", "Unsupported"]
+           "implementations", "properties", "read_case", "replay", "report", "standard_alibi_slopes", "Support", "Unsupported"]

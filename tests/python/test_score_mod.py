@@ -20,6 +20,7 @@ def modded_case(dtype="fp16", **extra):
 def test_a_case_carries_its_cap_and_slopes():
     case = modded_case()
     assert case.softcap == 2.5 and case.alibi_slopes == (0.25, 0.0625, 0.015625, 0.00390625)
+    assert flashproof.standard_alibi_slopes(4) == case.alibi_slopes
     text = case.to_json()
     assert '"softcap": 2.5' in text and '"alibi_slopes"' in text
     plain = flashproof.Case(seqlen_q=4)
