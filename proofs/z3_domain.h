@@ -49,6 +49,7 @@ struct Domain<z3::expr> {
   static z3::expr div(const z3::expr& a, const z3::expr& b) { return a / b; }
   static z3::expr exp2(const z3::expr& x) { return unary("exp2", x); }
   static z3::expr log(const z3::expr& x) { return unary("ln", x); }
+  static z3::expr tanh(const z3::expr& x) { return unary("tanh", x); }
   static z3::expr is_neg_inf(const z3::expr& x) {
     if (x.is_fpa()) return x.mk_is_inf() && z3::expr(x.ctx(), Z3_mk_fpa_is_negative(x.ctx(), x));
     return x.ctx().bool_val(false);
