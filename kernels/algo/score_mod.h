@@ -58,4 +58,35 @@ FP_HOST_DEVICE T alibi_bias(T slope_log2, T distance) {
   return -Domain<T>::mul(slope_log2, distance);
 }
 
+// The kernels' modification of one head's logits (tile::FragmentMask in the FA2 forward, the FA2
+// backward's recomputation: one function, so the backward's logits are bitwise the forward's).
+// x is the scaled logit (scaled_logit) of query row `row` and key `key`, in the coordinates of the
+// launch's sequence; offset = seqlen_k - seqlen_q of that sequence. In order:
+//   t = fl(tanh(fl(x * inv_cap_log2)))         when capped (cap_log2 != 0)
+//   x = fl(cap_log2 * t)
+//   x = fl(x - fl(slope_log2 * float(|row + offset - key|)))   always: with ALiBi off the slope
+//                                             is 0 and x + -0 = x bitwise, so no branch
+// The distance is exact in int and converted to float (exact below 2^24).
+struct HeadScoreModLog2 {
+  static constexpr bool kActive = true;
+  float cap_log2 = 0;      // 0: no cap
+  float inv_cap_log2 = 0;
+  float slope_log2 = 0;    // this head's slope * log2 e (0: no ALiBi)
+  int offset = 0;          // ALiBi's distance offset: seqlen_k - seqlen_q
+  FP_HOST_DEVICE bool capped() const { return cap_log2 != 0; }
+  // The modified logit; `t` receives the cap's tanh (left as it was when not capped).
+  FP_HOST_DEVICE float operator()(float x, int row, int key, float& t) const {
+    if (capped()) {
+      t = soft_cap_tanh(x, inv_cap_log2);
+      x = Domain<float>::mul(cap_log2, t);
+    }
+    return x + alibi_bias(slope_log2, static_cast<float>(alibi_distance(row, key, offset)));
+  }
+};
+
+// No modification: the dense kernels' (an empty type; nothing of it reaches their code).
+struct NoScoreMod {
+  static constexpr bool kActive = false;
+};
+
 }  // namespace flashproof::algo

@@ -1,6 +1,7 @@
 #include "kernels/fa2/api.h"
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -14,6 +15,8 @@ namespace flashproof::kernels {
 using algo::KernelFamily;
 
 bool fa2_bucket_built(int bucket) { return flash_limits(KernelFamily::fa2).bucket_built(bucket); }
+
+bool fa2_score_mod_built(int bucket) { return flash_limits(KernelFamily::fa2).score_mod_built(bucket); }
 
 std::string fa2_forward_error(FlashTarget target, const FlashForwardTensors& t, const FlashOptions& options) {
   return flash_forward_error(flash_limits(KernelFamily::fa2), target, t, options);
@@ -30,6 +33,8 @@ void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors
   p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
   p.lse = t.lse;
   p.wanted = {options.wanted_rows, options.wanted_cols};
+  std::unique_ptr<FlashBuffer> slopes;  // ALiBi's slopes in target memory, for the call
+  p.mod = make_score_mod_params(target, options, slopes);
   const int bucket = algo::head_dim_bucket(KernelFamily::fa2, p.shape.head_dim);
   const std::vector<algo::SequenceSpan<int>> sequences = packed_sequences(options);
   if (sequences.empty()) {
@@ -48,6 +53,8 @@ void fa2_backward(FlashTarget target, FlashDtype dtype, const FlashBackwardTenso
   if (std::string e = fa2_backward_error(target, t, options); !e.empty()) throw std::invalid_argument(e);
   FlashBackwardParams p = make_flash_backward_params(dtype, t, options);
   p.dq_mode = options.deterministic ? DqAccumulation::slices : DqAccumulation::atomic;
+  std::unique_ptr<FlashBuffer> slopes;  // ALiBi's slopes in target memory, for the call
+  p.mod = make_score_mod_params(target, options, slopes);
   const int bucket = algo::head_dim_bucket(KernelFamily::fa2, p.shape.head_dim);
   const std::vector<algo::SequenceSpan<int>> sequences = packed_sequences(options);
   // The workspaces of one run: the whole call when dense, the longest sequence when packed.

@@ -19,5 +19,7 @@ std::string fa2_backward_error(FlashTarget target, const FlashBackwardTensors& t
 
 // The head-dim buckets compiled into this build (CMake option FLASHPROOF_FA2_HEAD_DIMS).
 bool fa2_bucket_built(int bucket);
+// ... and those with the soft cap and ALiBi (docs/fa2.md "Soft cap and ALiBi").
+bool fa2_score_mod_built(int bucket);
 
 }  // namespace flashproof::kernels

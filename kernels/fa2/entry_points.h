@@ -11,8 +11,8 @@ namespace flashproof::kernels::FP_TARGET {
 
 template <>
 struct FamilyKernels<algo::KernelFamily::fa2> {
-  template <int kHeadDim, int kBlockM, int kBlockN, int kWarps, arch::MmaTag kTag>
-  using ForwardTraits = Fa2ForwardTraits<kHeadDim, kBlockM, kBlockN, kWarps, kTag>;
+  template <int kHeadDim, int kBlockM, int kBlockN, int kWarps, arch::MmaTag kTag, bool kScoreMod = false>
+  using ForwardTraits = Fa2ForwardTraits<kHeadDim, kBlockM, kBlockN, kWarps, kTag, kScoreMod>;
   template <class Traits>
   static void forward(const Fa2ForwardParams& p) { launch_fa2_forward<Traits>(p); }
   template <class Traits>

@@ -3,21 +3,40 @@
 // usable, otherwise on the emulator.
 #include "kernels/fa2/fa2_attention.h"
 
+#include <string>
+
 #include "kernels/fa2/api.h"
 #include "kernels/flash/flash_attention.h"
 #include "kernels/flash/validate.h"
 
 namespace flashproof {
 
+const char* fa2_score_mod_flaw_name(kernels::FlashScoreModFlaw flaw) {
+  switch (flaw) {
+    case kernels::FlashScoreModFlaw::none: return "none";
+    case kernels::FlashScoreModFlaw::missing_softcap_derivative: return "missing_softcap_derivative";
+    case kernels::FlashScoreModFlaw::alibi_top_left: return "alibi_top_left";
+    case kernels::FlashScoreModFlaw::alibi_wrong_sign: return "alibi_wrong_sign";
+  }
+  return "?";
+}
+
 std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic) {
+  return make_fa2_attention(deterministic, kernels::FlashScoreModFlaw::none);
+}
+
+std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic, kernels::FlashScoreModFlaw flaw) {
+  std::string name = deterministic ? "fa2-deterministic" : "fa2";
+  if (flaw != kernels::FlashScoreModFlaw::none) name += std::string("~") + fa2_score_mod_flaw_name(flaw);
   return make_flash_attention({
-      .name = deterministic ? "fa2-deterministic" : "fa2",
+      .name = name,
       .description = deterministic ? "FlashAttention-2 kernels of this repository, deterministic backward (no atomics)"
                                    : "FlashAttention-2 kernels of this repository (tensor cores; fp16, bf16)",
       .limits = &kernels::flash_limits(algo::KernelFamily::fa2),
       .forward = &kernels::fa2_forward,
       .backward = &kernels::fa2_backward,
       .deterministic = deterministic,
+      .score_mod_flaw = flaw,
   });
 }
 

@@ -28,10 +28,13 @@
 
 namespace flashproof::kernels::FP_TARGET {
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, arch::MmaTag kTag_>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, arch::MmaTag kTag_, bool kScoreMod_ = false>
 struct Fa2ForwardTraits {
   static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
   static constexpr arch::MmaTag kTag = kTag_;  // the input type: one tensor-core instruction kind
+  // The soft cap and ALiBi (p.mod, algo::HeadScoreModLog2) applied to every logit; false: the dense
+  // kernel, whose code does not see p.mod.
+  static constexpr bool kScoreMod = kScoreMod_;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kRowsPerWarp = kBlockM / kWarps;
   static_assert(kRowsPerWarp % 16 == 0, "each warp owns whole m16 tiles");
@@ -75,6 +78,10 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
 #if !defined(__CUDA_ARCH__)
   if (!p.wanted.any_row(s.heads_q, s.seqlen_q, batch, head, first_row, kBlockM)) return;  // partial launch
 #endif
+  // This head's soft cap and ALiBi slope (score-mod instantiations only).
+  using Mod = std::conditional_t<Traits::kScoreMod, algo::HeadScoreModLog2, algo::NoScoreMod>;
+  Mod mod{};
+  if constexpr (Traits::kScoreMod) mod = p.mod.for_head(s.seqlen_q, s.seqlen_k, head);
 
   const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, s.seqlen_k,
                                   {s.seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
@@ -160,8 +167,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_forward_kernel(Fa2For
     // (selects): folded, its masked steps take 6% more instructions. Measured with nvcc 13, sm_90.
     constexpr bool kPerTile = decltype(masking)::kMode == tile::MaskMode::per_tile;
     constexpr algo::MaskTest kTest = kPerTile ? algo::MaskTest::all_tests : algo::MaskTest::short_circuit;
-    const tile::FragmentMask<tile::ScoreLayout::rows_by_keys, kTest> mask(g.mask, s.seqlen_q, s.seqlen_k, s.scale_log2,
-                                                                         lane, first_row + warp_row0, n_block * kBlockN);
+    const tile::FragmentMask<tile::ScoreLayout::rows_by_keys, kTest, Mod> mask(
+        g.mask, s.seqlen_q, s.seqlen_k, s.scale_log2, lane, first_row + warp_row0, n_block * kBlockN, mod);
     if constexpr (kPerTile) mask.apply(score, masking);
     FP_UNROLL
     for (int mt = 0; mt < kMTiles; ++mt) {

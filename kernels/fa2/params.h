@@ -11,6 +11,7 @@ struct Fa2ForwardParams {
   SeqTensor q, k, v, o;
   float* lse = nullptr;  // [batch, heads_q, seqlen_q], contiguous, natural log
   WantedOutputs wanted;  // emulated partial launches only (kernels/flash/wanted_outputs.h)
+  ScoreModParams mod;    // the score-mod instantiations only (kernels/flash/params.h)
 };
 
 }  // namespace flashproof::kernels

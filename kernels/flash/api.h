@@ -33,6 +33,12 @@ struct FlashTensor {
   std::array<std::int64_t, 4> strides{};
 };
 
+// Deliberately broken variants of the soft cap and ALiBi, for tests and the harness's twins only
+// (each must be caught by the checks that hold the real one): the backward without dS's factor
+// 1 - t^2; the ALiBi distance |i - j| aligned top-left (offset 0) instead of bottom-right; the bias
+// added with the wrong sign (+slope * distance).
+enum class FlashScoreModFlaw { none, missing_softcap_derivative, alibi_top_left, alibi_wrong_sign };
+
 struct FlashOptions {
   std::optional<float> softmax_scale;  // default 1/sqrt(head_dim) rounded to fp32; must be finite
   int window_left = -1;                // bottom-right aligned window; < 0: unbounded
@@ -57,6 +63,13 @@ struct FlashOptions {
   // (docs/fa2.md "Packed batches").
   std::span<const std::int32_t> cu_seqlens_q{};
   std::span<const std::int32_t> cu_seqlens_k{};
+  // The score modification (docs/fa2.md "Soft cap and ALiBi"; FA2 only, FA1 refuses it): the soft
+  // cap c (finite, > 0; unset: none) and ALiBi's slope per query head (host array of heads_q
+  // finite values, read during the call; empty: none). A packed batch measures each sequence's
+  // ALiBi distance in its own coordinates (bottom-right, as its mask).
+  std::optional<float> softcap;
+  std::span<const float> alibi_slopes{};
+  FlashScoreModFlaw score_mod_flaw = FlashScoreModFlaw::none;  // tests only
 };
 
 struct FlashForwardTensors {

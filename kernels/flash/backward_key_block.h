@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/algo/block_ranges.h"
 #include "kernels/algo/online_softmax.h"
@@ -30,10 +31,15 @@
 
 namespace flashproof::kernels::FP_TARGET {
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, arch::MmaTag kTag_>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, arch::MmaTag kTag_, bool kScoreMod_ = false>
 struct FlashBackwardTraits {
   static constexpr int kHeadDim = kHeadDim_, kBlockM = kBlockM_, kBlockN = kBlockN_, kWarps = kWarps_;
   static constexpr arch::MmaTag kTag = kTag_;  // the input type: one tensor-core instruction kind
+  // The soft cap and ALiBi (p.mod) in the recomputed logits and dS (FA2's score-mod instantiations);
+  // false: the dense backward, whose code does not see p.mod.
+  static constexpr bool kScoreMod = kScoreMod_;
+  // The preprocess and convert kernels do not depend on the score mod: one instantiation serves both.
+  using HelperTraits = FlashBackwardTraits<kHeadDim_, kBlockM_, kBlockN_, kWarps_, kTag_, false>;
   static constexpr int kThreads = kWarps * 32;
   // Each warp owns 16 keys and 1 / kDimSplit of the head dim of their dK and dV. With kDimSplit 2
   // (large head dims, where a whole 16 x head_dim dK and dV would not fit in registers) the two
@@ -162,6 +168,10 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
 
   for (int member = 0; member < group; ++member) {
     const int head = kv_head * group + member;
+    // This head's soft cap and ALiBi slope (score-mod instantiations only).
+    using Mod = std::conditional_t<Traits::kScoreMod, algo::HeadScoreModLog2, algo::NoScoreMod>;
+    [[maybe_unused]] Mod mod{};
+    if constexpr (Traits::kScoreMod) mod = p.mod.for_head(s.seqlen_q, s.seqlen_k, head);
     for (int m_block = queries.begin; m_block < queries.end; ++m_block) {
       const int first_row = m_block * kBlockM;
 #if !defined(__CUDA_ARCH__)
@@ -230,6 +240,9 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
       // through tile::FragmentMask: every way through it measured on sm_90 (logit() or keeps(),
       // `&&` or `&`, the lengths and the scale by value or by reference) makes FA2's d 128 spill at
       // 255 registers (budget 247, no spill), though it saves FA1's d 128 up to 1% of instructions.
+      // In the score-mod instantiations the logit is modified as in the forward (the same
+      // algo::HeadScoreModLog2, so bitwise the forward's logit) and, when capped, dS is then
+      // multiplied by the cap's derivative, t the same tanh value: dS' = fl(dS * fl(1 - fl(t * t))).
       const bool needs_mask = !algo::tile_needs_no_mask(g, m_block, n_block);
       FP_UNROLL
       for (int nt = 0; nt < kWarpQTiles; ++nt) {
@@ -239,10 +252,15 @@ __device__ void backward_key_block(const FlashBackwardParams& p, int batch, int 
           const int key = first_key + warp_key0 + at.row, local_row = (q_tile0 + nt) * 8 + at.col;
           const int row = first_row + local_row;
           float x = algo::scaled_logit(score[nt].reg[i], s.scale_log2);
+          [[maybe_unused]] float t = 0.0f;  // the cap's tanh
+          if constexpr (Traits::kScoreMod) x = mod(x, row, key, t);
           if (needs_mask && !algo::pair_kept(g.mask, s.seqlen_q, s.seqlen_k, row, key)) x = -kInf;
           const float prob = algo::recompute_prob(x, arch::smem_load(lse_s + local_row));
           score[nt].reg[i] = prob;
           dprob[nt].reg[i] = algo::softmax_grad(prob, dprob[nt].reg[i], arch::smem_load(dot_s + local_row));
+          if constexpr (Traits::kScoreMod)
+            if (mod.capped() && p.mod.cap_derivative)
+              dprob[nt].reg[i] = D::mul(dprob[nt].reg[i], algo::soft_cap_derivative(t));
         }
       }
 
@@ -379,9 +397,10 @@ void launch_backward(const FlashBackwardParams& p, const char* main_name, Dim3 m
   // A sequence of a packed batch (run alone, docs/fa2.md "Packed batches") may have no query row or
   // no key: a grid without blocks is not launched (its kernel has nothing to do; dQ = 0 and dK =
   // dV = 0 come from the others).
-  if (rows_grid.x > 0) launch_kernel("backward_preprocess", rows_grid, row_block, 0, backward_preprocess_kernel<Traits>, p);
+  using Helper = typename Traits::HelperTraits;  // Traits itself unless a score-mod instantiation
+  if (rows_grid.x > 0) launch_kernel("backward_preprocess", rows_grid, row_block, 0, backward_preprocess_kernel<Helper>, p);
   if (main_grid.x > 0) launch_kernel(main_name, main_grid, Dim3{Traits::kThreads, 1, 1}, Traits::kSmemBytes, main_kernel, p);
-  if (rows_grid.x > 0) launch_kernel("backward_convert", rows_grid, row_block, 0, backward_convert_kernel<Traits>, p);
+  if (rows_grid.x > 0) launch_kernel("backward_convert", rows_grid, row_block, 0, backward_convert_kernel<Helper>, p);
 }
 
 }  // namespace flashproof::kernels::FP_TARGET

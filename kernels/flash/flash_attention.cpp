@@ -5,6 +5,7 @@
 #include "kernels/flash/flash_attention.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -123,6 +124,9 @@ kernels::FlashOptions options_for(const Problem& p, const FlashKernelEntry& entr
   o.window_right = static_cast<int>(p.window_right < 0 ? -1 : std::min<std::int64_t>(p.window_right, 1 << 30));
   o.deterministic = entry.deterministic;
   o.tiles = entry.tiles;
+  o.softcap = p.softcap;
+  o.alibi_slopes = p.alibi_slopes;  // the Problem outlives the call
+  o.score_mod_flaw = entry.score_mod_flaw;
   return o;
 }
 
@@ -188,6 +192,7 @@ class FlashAttention final : public AttentionImpl {
     s.dtypes = {DType::fp16, DType::bf16};
     s.max_seqlen_q = s.max_seqlen_k = std::int64_t{1} << 29;
     s.packed = true;  // forward and backward (docs/fa2.md, docs/fa1.md "Packed batches")
+    s.softcap = s.alibi = score_mod();  // docs/fa2.md "Soft cap and ALiBi"
     return s;
   }
 
@@ -202,6 +207,16 @@ class FlashAttention final : public AttentionImpl {
     if (p.batch > 65535 || p.heads_q > 65535) return name + ": batch and heads_q must be at most 65535";
     if (p.sequences() > 65535) return name + ": packed batches must have at most 65535 sequences";
     if (p.seqlen_q > (1 << 29) || p.seqlen_k > (1 << 29)) return name + ": sequence lengths must be at most 2^29";
+    if (p.softcap || p.alibi()) {
+      if (!score_mod()) return name + ": no soft cap or ALiBi";
+      if (!limits.score_mod_built(bucket))
+        return name + ": the soft cap and ALiBi are not built for head_dim bucket " + std::to_string(bucket);
+      if (p.softcap) {  // the kernels' constants in log2 units must be finite and nonzero (validate.cpp)
+        const float cap_log2 = *p.softcap * 1.44269504088896340736f;
+        if (!std::isfinite(cap_log2) || cap_log2 == 0 || !std::isfinite(1.0f / cap_log2))
+          return name + ": softcap out of the kernels' range (c * log2 e and its inverse must be finite fp32)";
+      }
+    }
     return {};
   }
 
@@ -247,6 +262,8 @@ class FlashAttention final : public AttentionImpl {
   static kernels::FlashDtype dtype(const Problem& p) {
     return p.dtype == DType::bf16 ? kernels::FlashDtype::bf16 : kernels::FlashDtype::fp16;
   }
+  // The kernel has the soft cap and ALiBi (in some bucket) and these tiles run them.
+  bool score_mod() const { return entry_.limits->score_mod_built != nullptr && entry_.tiles == algo::TileSet::shipped; }
   FlashKernelEntry entry_;
 };
 

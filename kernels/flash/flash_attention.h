@@ -24,6 +24,11 @@ struct FlashKernelEntry {
                    const kernels::FlashOptions&);
   bool deterministic;  // passed as FlashOptions::deterministic; the backward is bitwise reproducible
   algo::TileSet tiles = algo::TileSet::shipped;  // passed as FlashOptions::tiles
+  // The soft cap and ALiBi are declared (Support::softcap, ::alibi) when the kernel has them
+  // (limits->score_mod_built) and the tiles are the shipped ones; a problem in a head-dim bucket
+  // without them is unsupported (unsupported_reason). score_mod_flaw: a deliberately broken variant
+  // (tests and the harness's twins only), passed as FlashOptions::score_mod_flaw.
+  kernels::FlashScoreModFlaw score_mod_flaw = kernels::FlashScoreModFlaw::none;
 };
 
 std::unique_ptr<AttentionImpl> make_flash_attention(FlashKernelEntry entry);

@@ -21,6 +21,7 @@ namespace {
 // window sides clamped (make_flash_shape), i + offset + window stays below 2^31.
 constexpr std::int64_t kMaxSeqlen = std::int64_t{1} << 29;
 constexpr std::int64_t kMaxGridDim = 65535;  // grid y (batch) and z (heads)
+constexpr float kLog2e = 1.44269504088896340736f;  // fl(log2 e), the score modification's
 
 std::string fmt(const char* name, std::int64_t v) { return std::string(name) + " (" + std::to_string(v) + ")"; }
 
@@ -35,8 +36,14 @@ bool built(int bucket) {
 }
 
 template <algo::KernelFamily kFamily>
+bool score_mod_built(int bucket) {
+  return flash::score_mod_built(kFamily, bucket);
+}
+
+template <algo::KernelFamily kFamily>
 constexpr FlashKernelLimits kLimits{algo::family_name(kFamily), &bucket_of<kFamily>, &built<kFamily>,
-                                    flash::buckets_option(kFamily)};
+                                    flash::buckets_option(kFamily),
+                                    kFamily == algo::KernelFamily::fa2 ? &score_mod_built<kFamily> : nullptr};
 
 std::string prefix(const FlashKernelLimits& limits) { return std::string(limits.name) + ": "; }
 
@@ -126,6 +133,34 @@ std::string packed_error(const FlashKernelLimits& limits, const FlashTensor& q, 
   return {};
 }
 
+// The soft cap and ALiBi slopes (FlashOptions::softcap, ::alibi_slopes) against the kernel and the
+// call: a finite cap > 0, one finite slope per query head, a kernel that has them for this head
+// dim (FlashKernelLimits::score_mod_built) and the shipped tiles.
+std::string score_mod_error(const FlashKernelLimits& limits, const FlashTensor& q, const FlashOptions& o) {
+  const std::string p = prefix(limits);
+  if (!o.softcap && o.alibi_slopes.empty()) return {};
+  if (o.softcap && !(std::isfinite(*o.softcap) && *o.softcap > 0))
+    return p + "softcap must be finite and > 0 (got " + std::to_string(*o.softcap) + ")";
+  if (o.softcap) {  // the kernels' constants (make_score_mod_params) must be finite and nonzero
+    const float cap_log2 = *o.softcap * kLog2e;
+    if (!std::isfinite(cap_log2) || cap_log2 == 0 || !std::isfinite(1.0f / cap_log2))
+      return p + "softcap (" + std::to_string(*o.softcap) + ") is out of the kernels' range (c * log2 e and its inverse must be finite fp32)";
+  }
+  if (!o.alibi_slopes.empty()) {
+    if (static_cast<std::int64_t>(o.alibi_slopes.size()) != q.sizes[2])
+      return p + "alibi_slopes must hold one slope per query head (got " + std::to_string(o.alibi_slopes.size()) +
+             " for heads_q " + std::to_string(q.sizes[2]) + ")";
+    for (std::size_t h = 0; h < o.alibi_slopes.size(); ++h)
+      if (!std::isfinite(o.alibi_slopes[h])) return p + "alibi_slopes must be finite (slope " + std::to_string(h) + " is not)";
+  }
+  const int bucket = limits.bucket_of(static_cast<int>(q.sizes[3]));
+  if (limits.score_mod_built == nullptr) return p + "the soft cap and ALiBi are not supported";
+  if (!limits.score_mod_built(bucket))
+    return p + "the soft cap and ALiBi are not built for head_dim bucket " + std::to_string(bucket);
+  if (o.tiles != algo::TileSet::shipped) return p + "the soft cap and ALiBi run with the shipped tiles only";
+  return {};
+}
+
 using NamedTensor = std::tuple<const char*, const FlashTensor*, bool>;  // name, tensor, shaped like q (else like k)
 
 // The checks both directions make: target, shapes, then each tensor's sizes and layout, then LSE.
@@ -135,6 +170,7 @@ std::string call_error(const FlashKernelLimits& limits, FlashTarget target, cons
   if (q.data == nullptr || k.data == nullptr) return prefix(limits) + "q and k must not be null";
   if (std::string e = shape_error(limits, q, k, options); !e.empty()) return e;
   if (std::string e = packed_error(limits, q, k, options); !e.empty()) return e;
+  if (std::string e = score_mod_error(limits, q, options); !e.empty()) return e;
   for (const auto& [name, tensor, like_q] : tensors)
     if (std::string e = tensor_error(limits, name, *tensor, like_q ? q.sizes : k.sizes); !e.empty()) return e;
   if (lse == nullptr) return prefix(limits) + "lse is null";
@@ -159,6 +195,29 @@ std::string flash_backward_error(const FlashKernelLimits& limits, FlashTarget ta
                     {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true},
                      {"dout", &t.dout, true}, {"dq", &t.dq, true}, {"dk", &t.dk, false}, {"dv", &t.dv, false}},
                     t.lse);
+}
+
+ScoreModParams make_score_mod_params(FlashTarget target, const FlashOptions& o, std::unique_ptr<FlashBuffer>& slopes) {
+  ScoreModParams m;
+  // fl(log2 e), then each constant rounded on its own (algo/score_mod.h).
+  const float log2e = kLog2e;
+  if (o.softcap) {
+    m.cap_log2 = *o.softcap * log2e;
+    m.inv_cap_log2 = 1.0f / m.cap_log2;
+  }
+  if (!o.alibi_slopes.empty()) {
+    std::vector<float> slope_log2(o.alibi_slopes.size());
+    for (std::size_t h = 0; h < slope_log2.size(); ++h) {
+      slope_log2[h] = o.alibi_slopes[h] * log2e;
+      if (o.score_mod_flaw == FlashScoreModFlaw::alibi_wrong_sign) slope_log2[h] = -slope_log2[h];
+    }
+    slopes = std::make_unique<FlashBuffer>(target, slope_log2.size() * sizeof(float));
+    slopes->upload(slope_log2.data(), slope_log2.size() * sizeof(float));
+    m.slope_log2 = static_cast<const float*>(slopes->data());
+  }
+  m.cap_derivative = o.score_mod_flaw != FlashScoreModFlaw::missing_softcap_derivative;
+  m.alibi_top_left = o.score_mod_flaw == FlashScoreModFlaw::alibi_top_left;
+  return m;
 }
 
 FlashShape make_flash_shape(FlashDtype dtype, const FlashTensor& q, const FlashTensor& k, const FlashOptions& o) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,8 @@ struct FlashKernelLimits {
   int (*bucket_of)(int head_dim);  // head-dim bucket serving head_dim, 0 when none
   bool (*bucket_built)(int bucket);
   const char* buckets_option;      // CMake option that narrows the built buckets, named in the error
+  // Whether the soft cap and ALiBi run in `bucket` (flash::score_mod_built); null: never (FA1).
+  bool (*score_mod_built)(int bucket) = nullptr;
 };
 
 // A family's limits as this build compiles it (kernels/flash/built_buckets.h).
@@ -32,6 +35,12 @@ std::string flash_forward_error(const FlashKernelLimits& limits, FlashTarget tar
                                 const FlashOptions& options);
 std::string flash_backward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashBackwardTensors& t,
                                  const FlashOptions& options);
+
+// The score modification of a validated call as the kernels take it (kernels/flash/params.h): the
+// cap's constants and, with ALiBi, the slopes in log2 units uploaded to `slopes` (target memory,
+// heads_q floats, kept alive by the caller for the call). Inactive when the options have neither.
+ScoreModParams make_score_mod_params(FlashTarget target, const FlashOptions& options,
+                                     std::unique_ptr<FlashBuffer>& slopes);
 
 // The kernels' shape of a validated call: default softmax scale, scale in log2 units, window sides
 // clamped to the sequence lengths.
