@@ -201,7 +201,7 @@ class FlashAttention final : public AttentionImpl {
     const std::string name = limits.name;
     if (p.dtype != DType::fp16 && p.dtype != DType::bf16)
       return name + " runs fp16 and bf16 only (got " + std::string(dtype_name(p.dtype)) + ")";
-    const int bucket = limits.bucket_of(static_cast<int>(padded_head_dim(p.head_dim)));
+    const int bucket = limits.bucket_of(static_cast<int>(staged_head_dim(p)));
     if (!limits.bucket_built(bucket))
       return name + ": head_dim bucket " + std::to_string(bucket) + " is not built (" + limits.buckets_option + ")";
     if (p.batch > 65535 || p.heads_q > 65535) return name + ": batch and heads_q must be at most 65535";
@@ -222,7 +222,7 @@ class FlashAttention final : public AttentionImpl {
 
   void forward(const Problem& p, const ForwardArgs& a) override {
     const FlashTarget t = target();
-    const std::int64_t d = padded_head_dim(p.head_dim);
+    const std::int64_t d = staged_head_dim(p);
     Staged q = stage(t, a.q, d, true), k = stage(t, a.k, d, true), v = stage(t, a.v, d, true);
     Staged o = stage(t, a.o, d, false);
     StagedLse lse = stage_lse(t, a.lse, false);
@@ -235,7 +235,7 @@ class FlashAttention final : public AttentionImpl {
 
   void backward(const Problem& p, const BackwardArgs& a) override {
     const FlashTarget t = target();
-    const std::int64_t d = padded_head_dim(p.head_dim);
+    const std::int64_t d = staged_head_dim(p);
     Staged q = stage(t, a.q, d, true), k = stage(t, a.k, d, true), v = stage(t, a.v, d, true);
     Staged o = stage(t, a.o, d, true), dout = stage(t, a.dout, d, true);
     Staged dq = stage(t, a.dq, d, false), dk = stage(t, a.dk, d, false), dv = stage(t, a.dv, d, false);
@@ -261,6 +261,18 @@ class FlashAttention final : public AttentionImpl {
   }
   static kernels::FlashDtype dtype(const Problem& p) {
     return p.dtype == DType::bf16 ? kernels::FlashDtype::bf16 : kernels::FlashDtype::fp16;
+  }
+  // The head dim the kernels run: the problem's padded with zeros to a multiple of 8, and a problem
+  // with a soft cap or ALiBi further, to the first head dim of a bucket that has them built (d 96
+  // runs as 104 in bucket 128). Zero columns add exact zeros to every dot product, so the results,
+  // and the bounds (docs/error-bounds.md: the sums over the head dim padded to 16), are those of d.
+  std::int64_t staged_head_dim(const Problem& p) const {
+    std::int64_t d = padded_head_dim(p.head_dim);
+    const kernels::FlashKernelLimits& limits = *entry_.limits;
+    if (!(p.softcap || p.alibi()) || !score_mod()) return d;
+    for (std::int64_t x = d; x <= Problem::max_head_dim; x += 8)
+      if (limits.score_mod_built(limits.bucket_of(static_cast<int>(x)))) return x;
+    return d;  // none: unsupported_reason says so
   }
   // The kernel has the soft cap and ALiBi (in some bucket) and these tiles run them.
   bool score_mod() const { return entry_.limits->score_mod_built != nullptr && entry_.tiles == algo::TileSet::shipped; }
