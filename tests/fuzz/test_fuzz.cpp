@@ -674,6 +674,36 @@ TEST(Campaign, PackedProfileFindsRowsSeeingOtherSequences) {
   }
 }
 
+// The score-mod profile (docs/fuzz.md): the baseline passes it, and a campaign finds each broken
+// variant of the soft cap and ALiBi (the cap's 1 - tanh^2 dropped, the bias's sign flipped, its
+// distance aligned top-left), which show only on cases with them.
+TEST(Campaign, ScoreModProfileFindsBrokenCapsAndBiases) {
+  static const bool registered = [] {
+    for (NaiveFlaw f : {NaiveFlaw::softcap_missing_derivative, NaiveFlaw::alibi_wrong_sign, NaiveFlaw::alibi_top_left})
+      register_implementation(make_naive_attention(f));
+    return true;
+  }();
+  (void)registered;
+  for (const std::string impl : {"naive", "naive-flawed:softcap-missing-derivative", "naive-flawed:alibi-wrong-sign",
+                                 "naive-flawed:alibi-top-left"}) {
+    const fs::path dir = fresh_dir("score_mod_" + std::to_string(impl.size()));
+    std::ostringstream quiet;
+    CampaignSpec s = small_spec(dir, {impl}, 24);
+    s.generator.profile = Profile::score_mod;
+    // bf16: the baseline's fp16 dP overflows on the default profile's near-dtype-max cases (NaN dQ),
+    // a defect of the baseline of its own, not of these.
+    s.generator.dtypes = {DType::bf16};
+    const CampaignResult r = run_campaign(s, quiet, false);
+    EXPECT_EQ(r.crash, 0u) << impl;
+    if (impl == "naive") {
+      EXPECT_EQ(r.fail, 0u) << quiet.str();
+      EXPECT_GT(r.pass, 12u);
+    } else {
+      EXPECT_GT(r.fail, 2u) << impl << ": the campaign did not find it";
+    }
+  }
+}
+
 // A defect in an implementation's other compiled tile set alone: a quarter of its cases, drawn from
 // each case's seed, run that tile set, so a campaign finds it (before, only tile-independence ran
 // it). The record keeps the implementation's name; its case, and so its replay, names the variant.
