@@ -6,6 +6,8 @@
 #include <string>
 
 #include "harness/case_file.h"
+#include "kernels/fa2/fa2_attention.h"
+#include "kernels/flash/api.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
 #include "properties/runner.h"
@@ -55,6 +57,21 @@ const Expectation kExpectations[] = {
     // the alternate for a quarter of the cases (before, only tile-independence ran it).
     Expectation{NaiveFlaw::alternate_tiles_skip_rescale, "accuracy-regression"},
 };
+
+// Our FA2 kernels' broken soft cap and ALiBi (kernels::FlashScoreModFlaw, emulated) fail the
+// property that draws them, as the baseline's do.
+TEST(BrokenVariants, Fa2ScoreModFlawsAreCaught) {
+  const Property* property = find_property("score-mod-differential");
+  ASSERT_NE(property, nullptr);
+  for (kernels::FlashScoreModFlaw flaw : {kernels::FlashScoreModFlaw::missing_softcap_derivative,
+                                          kernels::FlashScoreModFlaw::alibi_top_left,
+                                          kernels::FlashScoreModFlaw::alibi_wrong_sign}) {
+    const std::unique_ptr<AttentionImpl> broken = make_fa2_attention(false, flaw);
+    const PropertyRun run = run_property(*property, *broken, std::string("broken/") + broken->name(), 100);
+    EXPECT_FALSE(run.passed) << broken->name() << " passed " << run.cases << " cases";
+    std::cout << broken->name() << " caught after " << run.cases << " passing cases: " << run.why << "\n";
+  }
+}
 
 void PrintTo(const Expectation& e, std::ostream* os) { *os << naive_flaw_name(e.flaw) << " caught by " << e.property; }
 
