@@ -523,9 +523,9 @@ TEST(Cli, ProfileAndSampleBadInputIsOneLineWithStatus2) {
   // --impl naive: were a check missing, the case would run in seconds, not for an hour.
   const std::string out = " --out " + testing::TempDir() + "fp_profile_" + std::to_string(getpid());
   const char* cases[][2] = {
-      {"fuzz --seed 1 --cases 1 --profile fast", "--profile expects default, production or packed, got 'fast'"},
+      {"fuzz --seed 1 --cases 1 --profile fast", "--profile expects default, production, packed or score-mod, got 'fast'"},
       {"fuzz --seed 1 --cases 1 --profile", "--profile needs a value"},
-      {"fuzz --seed 1 --cases 1 --profile=", "--profile expects default, production or packed, got ''"},
+      {"fuzz --seed 1 --cases 1 --profile=", "--profile expects default, production, packed or score-mod, got ''"},
       {"fuzz --seed 1 --cases 1 --sample -1", "--sample must be >= 0 (0: every element), got -1"},
       {"fuzz --seed 1 --cases 1 --sample 1.5", "--sample expects a number, got '1.5'"},
       {"fuzz --seed 1 --cases 1 --sample 64x", "--sample expects a number, got '64x'"},
@@ -538,7 +538,7 @@ TEST(Cli, ProfileAndSampleBadInputIsOneLineWithStatus2) {
       {"fuzz --seed 1 --cases 1 --profile production --max-work 4096", "--max-work does not apply to --profile production"},
       {"export --seed 1 --cases 1 --profile production --max-seqlen 64",
        "--max-seqlen does not apply to --profile production"},
-      {"export --seed 1 --cases 1 --profile huge", "--profile expects default, production or packed, got 'huge'"},
+      {"export --seed 1 --cases 1 --profile huge", "--profile expects default, production, packed or score-mod, got 'huge'"},
       {"export --seed 1 --cases 1 --sample 4", "unknown option '--sample' for export"},
   };
   for (const auto& [args, message] : cases) {

@@ -66,7 +66,8 @@ const std::map<std::string, std::string>& good_values() {
       {"--max-memory", "8"}, {"--smt2", "smt2-dir"}, {"--timeout", "5"}, {"--out", "out-dir"},
       {"--backward", "yes"}, {"--max-seqlen", "64"}, {"--profile", "default"}, {"--cases", "3"},
       {"--minutes", "2"}, {"--shard", "1/2"}, {"--shard-count", "2"}, {"--jobs", "2"}, {"--case-timeout", "60"},
-      {"--masks", "none"}, {"--support", "support.json"}, {"--cu-seqlens-q", "0,3,10"}, {"--cu-seqlens-k", "0,5,12"}};
+      {"--masks", "none"}, {"--support", "support.json"}, {"--cu-seqlens-q", "0,3,10"}, {"--cu-seqlens-k", "0,5,12"},
+      {"--softcap", "30"}, {"--alibi-slopes", "standard"}};
   return values;
 }
 
