@@ -15,12 +15,14 @@
 // (F < 1) bounds that the band's twin tests must see fail (tests/bounds/CMakeLists.txt).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -31,6 +33,7 @@
 #include "core/json.h"
 #include "harness/case_file.h"
 #include "harness/check.h"
+#include "harness/logit_scan.h"
 #include "kernels/registry.h"
 #include "properties/generators.h"
 
@@ -120,6 +123,14 @@ json::Value read_band(const Options& o, const std::string& impl) {
   }
 }
 
+// Verdicts by the case's largest visible |scale q.k| (docs/error-bounds.md "Validation and
+// tightness"): how much of each logit class the certified tier judges. A tensor is judged when its
+// verdict is pass or fail (not not-judged, not out-of-domain); a case when every tensor is.
+struct ClassTally {
+  std::int64_t cases = 0, judged = 0, not_judged = 0, out_of_domain = 0, fail = 0;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> tensors;  // name -> (judged, held)
+};
+
 double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -140,6 +151,7 @@ int main(int argc, char** argv) {
   check_options.bound_scale = opt.bound_scale;
 
   std::map<std::string, Series> series;  // "dtype tensor"
+  std::map<std::string, ClassTally> classes;  // logit_class, and "all"
   std::int64_t judged = 0, out_of_domain_inputs = 0, skipped = 0;
   json::Value violating = json::Value::array();  // the case files of the cases above the bound
   const auto start = std::chrono::steady_clock::now();
@@ -164,6 +176,20 @@ int main(int argc, char** argv) {
       continue;
     }
     ++judged;
+    const Inputs inputs = generate_inputs(c.problem, c.dist, c.seed);
+    for (const char* name : {logit_class(scan_logits(c.problem, inputs.q, inputs.k, INFINITY).max_visible), "all"}) {
+      ClassTally& t = classes[name];
+      ++t.cases;
+      t.fail += r.verdict == Verdict::fail;
+      t.judged += r.verdict == Verdict::pass || r.verdict == Verdict::fail;
+      t.not_judged += r.verdict == Verdict::not_judged;
+      t.out_of_domain += r.verdict == Verdict::out_of_domain;
+      for (const TensorCheck& x : r.tensors) {
+        auto& [tensor_judged, held] = t.tensors[x.name];
+        ++held;
+        tensor_judged += x.verdict == Verdict::pass || x.verdict == Verdict::fail;
+      }
+    }
     bool violates = false;
     for (const TensorCheck& t : r.tensors) {
       Series& s = series[std::string(dtype_name(c.problem.dtype)) + " " + t.name];
@@ -214,6 +240,35 @@ int main(int argc, char** argv) {
                        {"unbounded_cases", s.unbounded_cases},
                        {"inf_within_bound", s.inf_within_bound},
                        {"worst_case", s.worst_case}});
+  }
+  // Verdicts per logit class: the certified tier's reach (judged = pass or fail).
+  text << "verdicts by the largest visible |scale q.k| (judged: pass or fail; results beyond the dtype: out-of-domain)\n"
+       << "class        cases  judged  not-judged  out-of-domain  fail   judged per tensor\n";
+  json::Value& by_class = summary["logit_classes"] = json::Value::array();
+  std::vector<const char*> class_names(std::begin(kLogitClasses), std::end(kLogitClasses));
+  class_names.push_back("all");
+  for (const char* name : class_names) {
+    const auto it = classes.find(name);
+    if (it == classes.end()) continue;
+    const ClassTally& t = it->second;
+    char line[256];
+    std::snprintf(line, sizeof line, "%-10s %7lld %7lld %11lld %14lld %5lld  ", name, static_cast<long long>(t.cases),
+                  static_cast<long long>(t.judged), static_cast<long long>(t.not_judged),
+                  static_cast<long long>(t.out_of_domain), static_cast<long long>(t.fail));
+    text << line;
+    json::Value per_tensor = json::Value::object();
+    for (const auto& [tensor, counts] : t.tensors) {
+      text << " " << tensor << " " << counts.first << "/" << counts.second;
+      per_tensor[tensor] = {{"judged", counts.first}, {"cases", counts.second}};
+    }
+    text << "\n";
+    by_class.push_back({{"class", name},
+                        {"cases", t.cases},
+                        {"judged", t.judged},
+                        {"not_judged", t.not_judged},
+                        {"out_of_domain", t.out_of_domain},
+                        {"fail", t.fail},
+                        {"tensors", per_tensor}});
   }
   // The band: each committed tensor's median and p90 against this run's (0 committed: no lower edge).
   std::int64_t below_band = 0;

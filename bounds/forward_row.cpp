@@ -81,10 +81,41 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   }
   r.lambda = lambda;
   const double numer_round = cs.lam_uh + (k.flash ? 0 : cs.lam_u);  // P rounded (naive: divided first)
+  // (F5') The denominator through the exact probabilities: L^/Z lies in [den_lo, den_up], each
+  // weight's log-error weighted by its P rather than the largest one taken for all. The errors are
+  // relative to any common shift, which cancels in the normalisation: the row's maximum (arg_o), or
+  // the own logit error of the key that carries the row (`top`, the largest p_lo): then that key's
+  // weight carries none of it and every other key both its own and the top's. Where one key carries
+  // the row (a gap between the top logits), den_lo is then about 1 however large the logits'
+  // rounding, where 1 - lambda is not even positive. rho is the least of the three forms.
+  std::int64_t top = 0;
+  for (std::int64_t x = 1; x < n; ++x)
+    if (r.p_lo[x] > r.p_lo[top]) top = x;
+  const double own_top = units * own[top];
   r.rho.assign(n, kInf);
-  for (std::int64_t x = 0; x < n; ++x)
-    if (!r.far[x])
-      r.rho[x] = lambda < 1 ? exp_small(arg_o[x] + weight_log + numer_round) * (1 + g_sum) / (1 - lambda) - 1 : kInf;
+  for (int relative_to_top = 0; relative_to_top < 2; ++relative_to_top) {
+    const auto arg = [&](std::int64_t x) {
+      if (!relative_to_top) return arg_o[x];
+      return x == top ? std::max(0.0, arg_o[x] - own_top) : arg_o[x] + own_top;
+    };
+    double s_lo = 0, s_up = 0;
+    for (std::int64_t x = 0; x < n; ++x)
+      if (!r.far[x]) {
+        const double th = arg(x) + weight_log;
+        s_lo += r.p_lo[x] * exp_neg_small(th), s_up += r.p_up[x] * exp_small(th);
+      }
+    const double den_lo = s_lo * (1 - g_sum) * (1 - 0x1p-40) - zeta;
+    const double den_up = s_up * (1 + g_sum) * (1 + 0x1p-40) + zeta;
+    for (std::int64_t x = 0; x < n; ++x)
+      if (!r.far[x]) {
+        const double th = arg(x) + weight_log + numer_round;
+        const double by_max = lambda < 1 ? exp_small(th) * (1 + g_sum) / (1 - lambda) - 1 : kInf;
+        const double up = den_lo > 0 ? exp_small(th) * (1 + g_sum) / den_lo - 1 : kInf;
+        const double down = 1 - exp_neg_small(th) * (1 - g_sum) / den_up;
+        r.rho[x] = std::min(r.rho[x], relative_to_top ? std::max(up, down) * (1 + 0x1p-40)
+                                                      : std::min(by_max, std::max(up, down) * (1 + 0x1p-40)));
+      }
+  }
   r.abs_weight = (k.dtype_abs + abs_one + kFarWeight) * (1 + zeta) / l_low;
 
   if (o_wanted || k.flash) output_.compute(cs, g.values, r, g_sum, zeta, l_low);

@@ -44,8 +44,41 @@ void OutputBound::compute(const CaseConstants& cs, const std::vector<double>& va
       }
     }
   }
+  // (F5') Centred: O^_c - O_c = sum_j (w^_j - P_j)(v_jc - a_c) + a_c (sum_j w^_j - 1) for any a_c,
+  // with w^_j the computed weights (|w^_j - P_j| <= P_j rho_j + abs_weight, their sum within
+  // t + g(1 + t) of 1). With a_c the value of the key that carries the row, its own weight's error,
+  // as large as the logits' rounding makes it, multiplies 0: the other keys' small weights carry
+  // the bound. Worth its cost only where the weights' errors are large (rho above 1/64).
+  double max_rho = 0;
+  std::int64_t top = -1;
+  for (std::int64_t x = 0; x < n; ++x)
+    if (!r.far[x]) {
+      max_rho = std::max(max_rho, r.rho[x]);
+      if (top < 0 || r.p_lo[x] > r.p_lo[top]) top = x;
+    }
+  const bool centred = top >= 0 && max_rho > 1.0 / 64;
+  if (centred) {
+    col_top_.assign(d, 0), col_mid_.assign(d, 0);
+    const double* vt = &value_rows[r.keys[top] * d];
+    const double sum_off = t + g_sum * (1 + t);
+    for (std::int64_t x = 0; x < n; ++x) {
+      const double* vx = &value_rows[r.keys[x] * d];
+      const double w = r.far[x] ? r.abs_weight : mul0(r.p_up[x], r.rho[x]) + r.abs_weight;
+      for (std::int64_t c = 0; c < d; ++c) {
+        const double mid = 0.5 * (cmin[c] + cmax[c]);
+        col_top_[c] += w * std::fabs(vx[c] - vt[c]);
+        col_mid_[c] += w * std::fabs(vx[c] - mid);
+      }
+    }
+    for (std::int64_t c = 0; c < d; ++c) {
+      const double mid = 0.5 * (cmin[c] + cmax[c]);
+      col_top_[c] += sum_off * std::fabs(vt[c]);
+      col_mid_[c] += sum_off * std::fabs(mid);
+    }
+  }
   for (std::int64_t c = 0; c < d; ++c) {
     double mag = col_mag_[c], err = col_err_[c];
+    if (centred) err = std::min(err, std::min(col_top_[c], col_mid_[c]) * (1 + 0x1p-40));
     const double sum_abs = col_abs_[c], vmin = col_min_[c], vmax = col_max_[c];
     err += r.abs_weight * sum_abs + nd * fl / l_low;  // + products P v that underflow
     const double vabs = std::max(std::fabs(vmin), std::fabs(vmax));

@@ -1,6 +1,7 @@
 // (F5)-(F6) of docs/error-bounds.md Part 2: the bound of one query row's O, per column. The
 // computed O_c = sum_j pi^_j v_jc (1 + phi_j) against the exact sum_j P_j v_jc, then the final
-// division and the rounding to the dtype; capped by (F6), the convex-combination bound.
+// division and the rounding to the dtype; the centred form (F5') where the weights' errors are
+// large; capped by (F6), the convex-combination bound.
 #pragma once
 
 #include <vector>
@@ -19,7 +20,7 @@ class OutputBound {
                double l_low);
 
  private:
-  std::vector<double> col_mag_, col_err_, col_abs_, col_min_, col_max_;  // per-column scratch
+  std::vector<double> col_mag_, col_err_, col_abs_, col_min_, col_max_, col_top_, col_mid_;  // per-column scratch
 };
 
 }  // namespace flashproof::bounds

@@ -18,6 +18,7 @@ struct CheckCommand {
   Case c;
   CheckOptions options;
   bool json = false;
+  bool require_judged = false;  // --require-judged: not-judged exits 4
   std::string save_case;  // "" when not asked for
   CaseLimits limits;
   // As given; finish_check_options folds them into c.problem.
@@ -34,7 +35,7 @@ void add_check_options(CLI::App& verb, CheckCommand& into);
 // lengths of a packed batch) and the problem's own validity; throws UsageError (one line).
 void finish_check_options(CheckCommand& command);
 
-// Exit status 1 for a failed check, 0 for pass or out-of-domain.
+// Exit status 1 for a failed check, 4 for a not-judged one with --require-judged, else 0.
 int run_check_command(const CheckCommand& command);
 
 }  // namespace flashproof::cli

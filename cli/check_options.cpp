@@ -108,6 +108,8 @@ void add_check_options(CLI::App& verb, CheckCommand& into) {
                    [&](S n, S v) { c.schedule = parse_number<std::uint64_t>(n, v); });
   verb.add_flag("--backward", c.backward, "check the backward pass (dQ, dK, dV) too");
   verb.add_flag("--json", into.json, "print the record as JSON instead of a table");
+  verb.add_flag("--require-judged", into.require_judged,
+                "exit status 4 when the verdict is not-judged (no rigorous bound judged some tensor) instead of 0");
   add_value_option(verb, "--reference", "fast|mpfr|cpp_bin_float", "the reference's arithmetic (default fast)",
                    [&](S, S v) { ref.backend = parse_backend(v); });
   add_value_option(verb, "--precision", "BITS", "the MPFR precision of the reference and of its fallbacks (64 .. 65536; default 128)",

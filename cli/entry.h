@@ -10,7 +10,8 @@
 namespace flashproof::cli {
 
 // Returns the exit status (docs/spec.md, "The command line"): 0 pass, 1 a failed check or case, 2
-// bad input (one line on stderr: "flashproof: WHY"), 3 an internal error. Never throws.
+// bad input (one line on stderr: "flashproof: WHY"), 3 an internal error, 4 not judged (check,
+// replay and fuzz with --require-judged). Never throws.
 int run_command_line(const std::vector<std::string>& args);
 
 }  // namespace flashproof::cli

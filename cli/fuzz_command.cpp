@@ -4,8 +4,11 @@
 
 #include <iostream>
 
+#include "cli/check_record_output.h"
 #include "core/json.h"
 #include "kernels/registry.h"
+#include "report/campaign_merge.h"
+#include "report/judged_fractions.h"
 
 namespace flashproof::cli {
 
@@ -19,6 +22,12 @@ int run_fuzz_command(FuzzCommand command) {
   std::cout << "fuzz: shard " << spec.shard.text() << ": " << r.run << " records this run, " << r.resumed
             << " from earlier runs; over all: " << r.pass << " pass, " << r.fail << " fail, " << r.out_of_domain
             << " out-of-domain, " << r.not_judged << " not judged, " << r.crash << " crash\n";
+  // What the certified tier reached, by logit class and tensor (docs/reports.md "Judged").
+  try {
+    const report::MergedCampaigns merged = report::merge_campaigns({spec.out});
+    std::cout << "fuzz: " << report::judged_summary(report::judged_fractions(merged.records)) << "\n";
+  } catch (const std::invalid_argument&) {  // no valid record (nothing ran): nothing to say
+  }
   if (!r.unsupported.empty()) {
     // Pairs with no record: say so, or a campaign over an implementation that lacks a dtype or a
     // head dim would look smaller than asked for no visible reason.
@@ -37,7 +46,8 @@ int run_fuzz_command(FuzzCommand command) {
     std::cout << "fuzz: failure saved: flashproof replay " << fuzz::shell_quoted(f) << "\n";
   std::cout << "fuzz: results in " << printable(spec.out + "/cases.jsonl") << "; report: flashproof report "
             << fuzz::shell_quoted(spec.out) << " --out " << fuzz::shell_quoted(spec.out + "/report") << "\n";
-  return r.fail + r.crash > 0 ? 1 : 0;
+  if (r.fail + r.crash > 0) return 1;
+  return command.require_judged && r.not_judged > 0 ? kExitNotJudged : 0;
 }
 
 }  // namespace flashproof::cli

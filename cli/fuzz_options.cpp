@@ -29,6 +29,8 @@ void add_fuzz_options(CLI::App& verb, FuzzCommand& into) {
   add_value_option(verb, "--case-timeout", "SECONDS", "a case running longer counts as hung, a crash (default 600)",
                    [&](S n, S v) { spec.case_timeout = parse_count(n, v); });
   verb.add_flag_callback("--no-shrink", [&] { spec.shrink = false; }, "save a failing case as found, without shrinking it");
+  verb.add_flag("--require-judged", into.require_judged,
+                "exit status 4 when no record failed or crashed but one is not-judged (instead of 0)");
   add_value_option(verb, "--sample", "N",
                    "judge N random rows and columns per check beside the structured ones (0: every element; "
                    "default 0, production 64)",

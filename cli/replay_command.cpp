@@ -56,7 +56,7 @@ int run_replay_command(const ReplayCommand& command) {
     if (!cf.note.empty()) std::cout << "note: " << printable(cf.note) << "\n";
   }
   if (!cf.property.empty()) return replay_property(cf, *impl, command.json);
-  return print_check_record(run_check(cf.c, *impl, cf.options), command.json);
+  return print_check_record(run_check(cf.c, *impl, cf.options), command.json, command.require_judged);
 }
 
 }  // namespace flashproof::cli

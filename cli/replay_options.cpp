@@ -11,6 +11,8 @@ void add_replay_options(CLI::App& verb, ReplayCommand& into) {
   verb.add_option("FILE", into.file, "the case file (written by check --save-case, a fuzz failure or a property)")
       ->type_name("");
   verb.add_flag("--json", into.json, "print the record as JSON instead of a table");
+  verb.add_flag("--require-judged", into.require_judged,
+                "exit status 4 when the verdict is not-judged (no rigorous bound judged some tensor) instead of 0");
   add_value_option(verb, "--threads", "N", "host threads of the reference (default: every hardware thread)",
                    [&into](const std::string& n, const std::string& v) {
                      into.threads = static_cast<int>(parse_count(n, v, kMaxThreads));

@@ -1,5 +1,7 @@
 #include "core/verdict.h"
 
+#include <cmath>
+
 #include <array>
 
 namespace flashproof {
@@ -43,6 +45,13 @@ std::optional<Verdict> parse_verdict(std::string_view name) {
   for (Verdict v : {Verdict::pass, Verdict::fail, Verdict::out_of_domain, Verdict::not_judged})
     if (name == verdict_name(v)) return v;
   return std::nullopt;
+}
+
+const char* logit_class(double max_logit) {
+  const double m = std::fabs(max_logit);
+  if (m < 10) return kLogitClasses[0];
+  if (m < 1e3) return kLogitClasses[1];
+  return m < 1e6 ? kLogitClasses[2] : kLogitClasses[3];
 }
 
 }  // namespace flashproof

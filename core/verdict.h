@@ -26,4 +26,10 @@ CaseStatus case_status(Verdict v);
 const char* case_status_name(CaseStatus s);  // the verdict's name, or "crash"
 std::optional<CaseStatus> parse_case_status(std::string_view name);
 
+// The classes of a case's largest visible |scale q.k| in which campaign summaries, reports and
+// bench/bound_tightness count judged verdicts (docs/error-bounds.md "Not judged"). NaN (a NaN
+// logit) falls in the last.
+inline constexpr const char* kLogitClasses[] = {"<10", "10-1e3", "1e3-1e6", ">=1e6"};
+const char* logit_class(double max_logit);
+
 }  // namespace flashproof

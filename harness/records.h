@@ -33,8 +33,8 @@ void from_json(const json::Value& j, Case& c);
 
 // ---- CheckOptions (the options that decide a verdict: a case file's "check" object) ----
 // Not written: reference::Options::threads (results do not depend on it), ::mutation (tests of the
-// reference only), and the options outside case files (envelope_slack, regression_lse_fraction,
-// bound_scale). Throws std::invalid_argument for a non-finite value.
+// reference only), and the options outside case files (envelope_slack, vacuous_envelope_fraction,
+// regression_lse_fraction, bound_scale). Throws std::invalid_argument for a non-finite value.
 void to_json(json::Value& j, const CheckOptions& o);
 // Every member optional (absent: the default).
 void from_json(const json::Value& j, CheckOptions& o);

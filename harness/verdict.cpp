@@ -91,18 +91,37 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
   return o;
 }
 
-// The size at which a rigorous bound stops judging: the largest exact magnitude among the compared
-// elements (|r| less its reference bound). A bound that reaches it admits 0 for the largest element
-// and twice the exact value at its own (rule 2 cannot tell those from the answer); where every exact
-// value is 0, a bound that reaches the dtype's largest finite value admits every finite value. Never
-// below 16 of the dtype's smallest subnormal steps: a tensor of values that small (subnormal inputs)
-// is judged as finely as the dtype can hold it.
-double vacuous_bound_size(DType t, const reference::CertifiedTensor& ref, const ComparedMask& compared) {
-  double size = 0;
-  for (std::size_t x = 0; x < ref.value.size(); ++x)
-    if (compared[x] && std::isfinite(ref.value[x])) size = std::max(size, std::fabs(ref.value[x]) - ref.bound[x]);
-  return size > 0 ? std::max(size, 16 * from_bits(t, 1)) : from_bits(t, to_bits(t, 0x1p200) - 1);
-}
+// The size at which a rigorous bound stops judging, per element: the tensor's largest exact
+// magnitude among the compared elements (|r| less its reference bound): a bound that reaches it
+// admits 0 for the largest element and twice the exact value at its own. Where every exact value is
+// 0 (one key, a one-hot softmax), `fraction` of the element's envelope width, what any attention of
+// these inputs could return: a bound that reaches it admits a good part of that. Never below 16 of
+// the dtype's smallest subnormal steps: a tensor of values that small (subnormal inputs) is judged
+// as finely as the dtype can hold it. An element without a finite envelope (never inside the
+// domain), or a check without envelopes: the dtype's largest finite value, as before the envelopes.
+class VacuousAt {
+ public:
+  VacuousAt(DType t, const reference::CertifiedTensor& ref, const ComparedMask& compared,
+            const bounds::Envelope* envelope, double fraction)
+      : envelope_(envelope), fraction_(fraction) {
+    double size = 0;
+    for (std::size_t x = 0; x < ref.value.size(); ++x)
+      if (compared[x] && std::isfinite(ref.value[x])) size = std::max(size, std::fabs(ref.value[x]) - ref.bound[x]);
+    exact_zero_ = !(size > 0);
+    size_ = std::max(size, 16 * from_bits(t, 1));
+    largest_ = from_bits(t, to_bits(t, 0x1p200) - 1);
+  }
+  double operator()(std::size_t x) const {
+    if (!exact_zero_) return size_;
+    const double width = envelope_ ? envelope_->hi[x] - envelope_->lo[x] : INFINITY;
+    return std::isfinite(width) ? std::max(size_, fraction_ * width) : largest_;
+  }
+
+ private:
+  const bounds::Envelope* envelope_;
+  double fraction_, size_ = 0, largest_ = 0;
+  bool exact_zero_ = false;
+};
 
 // Rule 2 over the compared elements, in one pass over the output: the error, less the
 // reference's own bound, against the implementation's rigorous bound. NaN and inf pairs are left to
@@ -114,15 +133,15 @@ double vacuous_bound_size(DType t, const reference::CertifiedTensor& ref, const 
 // Every compared finite value is held to its bound-free envelope (bounds/envelope.h), whatever
 // its bound: counted in outside_envelope, a failure of its own rule. A finite value without a
 // finite bound is not judged by rule 2: it is counted (unbounded). Nor is one whose bound is
-// vacuous, at least the size of the tensor (vacuous_bound_size): it is still held to rule 2 and
+// vacuous (VacuousAt): it is still held to rule 2 and
 // counted (vacuous). A finite bound flagged conditional (the model's intermediates may overflow)
 // is counted as such.
 void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
                     const std::vector<double>& bound, const std::vector<std::uint8_t>& cls,
                     ComparedMask& compared, const bounds::Envelope* envelope,
-                    const std::vector<std::uint8_t>* conditional) {
+                    const std::vector<std::uint8_t>* conditional, double vacuous_fraction) {
   const DType dt = actual.dtype();
-  const double vacuous_at = vacuous_bound_size(dt, ref, compared);
+  const VacuousAt vacuous_at(dt, ref, compared, envelope, vacuous_fraction);
   actual.for_each_value([&](std::size_t x, double a) {
     if (!compared[x]) return;
     const double r = ref.value[x], b = bound[x];
@@ -145,7 +164,7 @@ void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::C
       return;
     }
     if (!std::isfinite(r)) return;
-    if (b >= vacuous_at) ++t.vacuous;
+    if (b >= vacuous_at(x)) ++t.vacuous;
     if (conditional && !conditional->empty() && (*conditional)[x]) ++t.conditional;
     const double e = std::fabs(a - r);
     t.max_rigorous_bound = std::max(t.max_rigorous_bound, b);
@@ -188,7 +207,8 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   ComparedMask base_compared(ref.checked), compared(ref.checked);
   range_outcome(baseline, ref, cls, base_compared);
   const RangeOutcome range = range_outcome(actual, ref, cls, compared, &rigorous);
-  judge_rigorous(t, actual, ref, rigorous, cls, compared, judges.envelope, judges.conditional);
+  judge_rigorous(t, actual, ref, rigorous, cls, compared, judges.envelope, judges.conditional,
+                 opt.vacuous_envelope_fraction);
   t.beyond_range = range.beyond;
   t.overflow_as_inf = range.as_inf;
   t.finite_beyond_range = range.finite;

@@ -114,7 +114,9 @@ std::string html_page(const Report& report) {
     << "<title>flashproof fuzz report</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n"
     << "<h1>flashproof fuzz report</h1>\n<p class=\"summary\">"
     << html_escape(one_line_summary(report)) << ".</p>\n"
-    << html_table(inputs_table(report));
+    << html_table(inputs_table(report))
+    << "<h2>Judged</h2>\n<p>" << html_escape(kJudgedNote) << "</p>\n"
+    << html_table(judged_table(report));
   if (!report.merged.warnings.empty()) {
     s << "<div class=\"warnings\"><p>Warnings:</p><ul>\n";
     for (const std::string& w : report.merged.warnings) s << "<li>" << html_escape(w) << "</li>\n";

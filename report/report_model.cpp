@@ -50,6 +50,7 @@ Report build_report(MergedCampaigns merged, const std::string& out_dir) {
   for (FuzzRecord& r : merged.records)
     if (!r.failure_file.empty() && r.impl.rfind("python:", 0) == 0)
       r.replay = replay_line(r, (std::filesystem::path(r.source) / r.failure_file).string());
+  report.judged = judged_fractions(merged.records);
   std::set<std::string> taken;
   for (DtypeStats& stats : campaign_statistics(merged.records)) {
     DtypeReport d;

@@ -9,6 +9,7 @@
 
 #include "report/campaign_merge.h"
 #include "report/campaign_statistics.h"
+#include "report/judged_fractions.h"
 #include "report/worst_cases.h"
 
 namespace flashproof::report {
@@ -32,6 +33,7 @@ struct Report {
   MergedCampaigns merged;
   std::string out_dir;  // as given to --out; the replay commands name it
   std::vector<DtypeReport> dtypes;
+  JudgedFractions judged;  // over every record: by logit class and per tensor (first screen)
   bool several_campaigns = false;  // records of more than one campaign seed: labels name the seed
 };
 

@@ -1,5 +1,7 @@
 #include "report/report_tables.h"
 
+#include <cmath>
+#include <cstdio>
 #include <string_view>
 
 #include "report/display_text.h"
@@ -78,6 +80,23 @@ Table inputs_table(const Report& report) {
                       count_text(in.records), count_text(in.skipped_lines), count_text(in.duplicates), ended,
                       counted_in_end("unsupported"), counted_in_end("fitted")});
   }
+  return t;
+}
+
+Table judged_table(const Report& report) {
+  Table t = table({"records or tensors", "total", "judged", "judged %", "not judged", "out-of-domain", "crash"},
+                  {Column::text, Column::number, Column::number, Column::number, Column::alert_count, Column::number,
+                   Column::alert_count});
+  const auto row = [&](const std::string& label, const JudgedCount& c) {
+    const double pct = c.total ? 100.0 * static_cast<double>(c.judged) / static_cast<double>(c.total) : 0.0;
+    char p[32];
+    std::snprintf(p, sizeof p, "%.0f%%", std::floor(pct));
+    t.rows.push_back({label, count_text(c.total), count_text(c.judged), c.total ? p : "-", count_text(c.not_judged),
+                      count_text(c.out_of_domain), count_text(c.crash)});
+  };
+  for (const JudgedCount& c : report.judged.by_class) row("records, |scale q.k| " + c.label, c);
+  row("records, all", report.judged.all);
+  for (const JudgedCount& c : report.judged.by_tensor) row("tensor " + c.label, c);
   return t;
 }
 

@@ -29,6 +29,9 @@ struct Table {
 };
 
 Table inputs_table(const Report& report);
+// The records judged (pass or fail) by logit class, then the tensors judged by name
+// (report.judged): what the certified tier reached, on the first screen.
+Table judged_table(const Report& report);
 Table status_table(const DtypeReport& d);
 Table error_table(const DtypeReport& d);
 // Verdicts per attention feature (dense, packed), per implementation; has_features: whether the

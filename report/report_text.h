@@ -35,6 +35,12 @@ inline constexpr const char* kRatioNote =
     "tensor's largest magnitude); 1 or more is a rule-3 report. A large ratio to naive's error "
     "with this ratio below 1 means naive's error was below the floor, which then sets the "
     "tolerance.";
+inline constexpr const char* kJudgedNote =
+    "judged: records (or tensors) whose verdict is pass or fail, decided by the rigorous bound "
+    "(rule 2) with every element held to its envelope. not judged: nothing failed, but some "
+    "element had no finite or no useful bound (docs/error-bounds.md \"Not judged\"), so only its "
+    "envelope judged it; never a pass. Records by the largest visible |scale q.k| of their case "
+    "(unknown: a crash whose case could not be scanned).";
 inline constexpr const char* kBoundNote =
     "error / bound: rigorous_bound.max_error_over_bound, the largest ratio of an element's error "
     "to its proven error bound, over the elements returned finite; 1 or more means an error "

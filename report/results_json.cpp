@@ -137,6 +137,15 @@ json::Value failure_json(const FuzzRecord& r) {
   return j;
 }
 
+json::Value judged_json(const JudgedCount& c) {
+  return {{"label", c.label},
+          {"total", count(c.total)},
+          {"judged", count(c.judged)},
+          {"not_judged", count(c.not_judged)},
+          {"out_of_domain", count(c.out_of_domain)},
+          {"crash", count(c.crash)}};
+}
+
 json::Value inputs_json(const MergedCampaigns& merged) {
   json::Value inputs = json::Value::array();
   for (const CampaignInput& in : merged.inputs) {
@@ -166,6 +175,10 @@ json::Value results_json(const Report& report) {
   j["warnings"] = merged.warnings;
   j["summary"] = one_line_summary(report);
   j["non_finite_fail"] = count(non_finite_failures(report));
+  json::Value by_class = json::Value::array(), by_tensor = json::Value::array();
+  for (const JudgedCount& c : report.judged.by_class) by_class.push_back(judged_json(c));
+  for (const JudgedCount& c : report.judged.by_tensor) by_tensor.push_back(judged_json(c));
+  j["judged"] = {{"all", judged_json(report.judged.all)}, {"by_logit_class", by_class}, {"by_tensor", by_tensor}};
   const WorstCase* largest = largest_finite_error_over_bound(report);
   j["largest_finite_error_over_bound"] =
       largest != nullptr ? json::Value(largest->error_over_bound) : json::Value(nullptr);

@@ -44,7 +44,8 @@ std::string summary_markdown(const Report& report) {
   std::ostringstream s;
   s << "# flashproof fuzz report\n\n"
     << one_line_summary(report) << ".\n\n"
-    << markdown_table(inputs_table(report)) << "\n";
+    << markdown_table(inputs_table(report)) << "\n"
+    << "## Judged\n\n" << kJudgedNote << "\n\n" << markdown_table(judged_table(report)) << "\n";
   if (!report.merged.warnings.empty()) {
     s << "Warnings:\n\n";
     for (const std::string& w : report.merged.warnings) s << "- " << markdown_cell(w) << "\n";

@@ -41,15 +41,35 @@ def _name(f):
     return repr(f) if isinstance(f, str) else getattr(f, "__qualname__", getattr(f, "__name__", "forward"))
 
 
-def assert_check(forward, case, backward=None, *, allow_regression=True, **options):
+def _unjudged_reason(record):
+    """Why a not-judged or out-of-domain record judged nothing, per tensor, in one line."""
+    parts = []
+    for t in record.get("tensors", []):
+        bound = t.get("rigorous_bound", {})
+        unbounded, vacuous = bound.get("unbounded", 0), bound.get("vacuous", 0)
+        if t.get("verdict") == "not-judged":
+            parts.append(f"{t['name']}: {unbounded} elements without a finite bound, {vacuous} with a vacuous one")
+        elif t.get("verdict") == "out-of-domain":
+            parts.append(f"{t['name']}: out of the domain")
+    if record.get("domain_note"):
+        parts.insert(0, record["domain_note"])
+    return "; ".join(parts) or "see the record"
+
+
+def assert_check(forward, case, backward=None, *, allow_regression=True, allow_unjudged=False, **options):
     """flashproof.check on the case; fails the test (saving the case) when the verdict is fail,
     or on an accuracy regression (rule 3) with allow_regression=False; skips it when the callable
-    raises flashproof.Unsupported (the case is unsupported, never a pass). Returns the record."""
+    raises flashproof.Unsupported (the case is unsupported, never a pass), and when the verdict is
+    not-judged or out-of-domain (no rigorous bound judged some tensor: the case judged nothing
+    there, so it is never a pass; allow_unjudged=True returns the record instead). Returns the
+    record."""
     try:
         record = _api.check(forward, case, backward=backward, **options)
     except Unsupported as e:
         pytest.skip(f"unsupported by {_name(forward)}: {e}")
     regression = not allow_regression and record.get("regression", False)
+    if record["verdict"] in ("not-judged", "out-of-domain") and not regression and not allow_unjudged:
+        pytest.skip(f"flashproof check: {record['verdict']} on {case.describe()}: {_unjudged_reason(record)}")
     if record["verdict"] != "fail" and not regression:
         return record
     reasons = [f"{t['name']}: {r}" for t in record.get("tensors", []) for r in t.get("reasons", [])]

@@ -63,6 +63,32 @@ TEST(Cli, CheckPassesTheNaiveBaselineForwardAndBackward) {
   EXPECT_NE(r.out.find("dK"), std::string::npos);
 }
 
+// Not judged exits 0 like pass unless --require-judged asks for 4 (docs/spec.md "The command line"):
+// bf16 logits near 1e15, where dQ and dK are exactly 0 and their bounds reach the envelopes'.
+TEST(Cli, RequireJudgedMakesNotJudgedExit4) {
+  const std::string args = "check --impl naive --dtype bf16 --seqlen-q 16 --seqlen-k 16 --head-dim 32 "
+                           "--dist large-logits:1e15 --backward";
+  const Result plain = run(args);
+  EXPECT_EQ(plain.status, 0) << plain.out << plain.err;
+  EXPECT_NE(plain.out.find("verdict: not-judged"), std::string::npos) << plain.out;
+  const Result strict = run(args + " --require-judged");
+  EXPECT_EQ(strict.status, 4) << strict.out << strict.err;
+  // A judged pass still exits 0 with it, and a failure 1.
+  EXPECT_EQ(run("check --impl naive --seqlen-q 5 --seqlen-k 7 --head-dim 8 --backward --require-judged").status, 0);
+  const std::string dir = testing::TempDir() + "require_judged_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  const Result fuzz = run("fuzz --seed 3 --cases 12 --impl naive --dtype bf16 --max-seqlen 16 --out " + dir + " --require-judged");
+  // 4 exactly when the summary counts a not-judged record (and nothing failed).
+  const std::size_t at = fuzz.out.find(" not judged, ");
+  ASSERT_NE(at, std::string::npos) << fuzz.out << fuzz.err;
+  const std::size_t start = fuzz.out.rfind(", ", at) + 2;
+  const long not_judged = std::stol(fuzz.out.substr(start, at - start));
+  EXPECT_EQ(fuzz.status, not_judged > 0 ? 4 : 0) << fuzz.out << fuzz.err;
+  EXPECT_NE(fuzz.out.find("fuzz: judged (pass or fail) "), std::string::npos) << fuzz.out;
+  EXPECT_NE(fuzz.out.find("per tensor: O "), std::string::npos) << fuzz.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Cli, JsonRecord) {
   const Result r = run("check --json --seqlen-q 5 --seqlen-k 3 --head-dim 8 --window=1,0");
   EXPECT_EQ(r.status, 0) << r.err;

@@ -61,14 +61,29 @@ void register_large_logit_impls() {
   });
 }
 
+// dQ set to half the flash model's bound of the case (rigorous_bounds, computed from the inputs).
+void register_broken_half_bound_dq() {
+  test_impls::register_broken("ll-dq-half-bound", "naive", ArithmeticModel::flash, {},
+                              [](const Problem& p, BackwardArgs& a) {
+                                Case c = large_logit_case("ll-honest");
+                                c.dist = *parse_distribution("large-logits:1e15");
+                                const bounds::ImplementationBounds b = rigorous_bounds(c, ArithmeticModel::flash);
+                                std::size_t x = 0;
+                                map(a.dq, [&](double) { return 0.5 * b.dq[x++]; });
+                                (void)p;
+                              });
+}
+
 // Before: O x 1.5 passed (every O element has a finite bound, so the envelope was not consulted).
-TEST(LargeLogitVerdicts, OutputOutsideTheHullOfVFailsThoughWithinItsBound) {
+// Since docs/error-bounds.md (F5') O's bound is tight here too (the top key carries each row), so
+// both rules fail it; NotJudged.* shows the envelope failing alone where no bound judges.
+TEST(LargeLogitVerdicts, OutputOutsideTheHullOfVFails) {
   register_large_logit_impls();
   const CheckRecord r = run_check(large_logit_case("ll-o-times-1.5"));
   const TensorCheck& o = tensor(r, "O");
   EXPECT_EQ(o.verdict, Verdict::fail) << to_table(r);
   EXPECT_GT(o.outside_envelope, 0);
-  EXPECT_EQ(o.above_rigorous_bound, 0) << "the case no longer shows a bound wider than the envelope";
+  EXPECT_GT(o.above_rigorous_bound, 0);
   ASSERT_FALSE(o.reasons.empty());
   EXPECT_NE(o.reasons.front().find("hull of the visible V rows"), std::string::npos) << o.reasons.front();
   EXPECT_NE(to_json(r).find("\"outside_envelope\": " + std::to_string(o.outside_envelope)), std::string::npos);
@@ -110,27 +125,52 @@ TEST(LargeLogitVerdicts, OrdinaryLogitsStayJudged) {
   }
 }
 
-// fp16 inputs near 200 with the default scale: dQ and dK are nearly 0 while the model's bound for
-// them passes 65504, so any finite value was accepted and the tensor labelled pass (dK + 1000
-// passed). Now such a tensor is not judged; a wrong value still cannot pass.
-TEST(LargeLogitVerdicts, BoundPastTheDtypeRangeIsNotJudged) {
-  test_impls::register_broken("fp16-dk-plus-1000", "naive", ArithmeticModel::naive, {},
+// fp16 inputs near 200 with the default scale: dQ and dK are 0 within the reference's bound. Their
+// bound passed 65504 before docs/error-bounds.md (F5'), so any finite value was accepted as pass
+// (dK + 1000 passed); it is now 1.3e3 and 2.6e3 (what an fp16 dP of 1e4 costs), far inside the
+// envelopes (widths near 1e6): judged against the bound, and dK + 1e4 fails. With the envelope
+// fraction at 1e-6 (the twin), the same bounds count as vacuous and the tensors are not judged.
+TEST(LargeLogitVerdicts, ExactZeroGradientsAreJudgedWhereTheBoundIsFarInsideTheEnvelope) {
+  test_impls::register_broken("fp16-dk-plus-1e4", "naive", ArithmeticModel::naive, {},
                               [](const Problem&, BackwardArgs& a) {
-                                map(a.dk, [](double x) { return x + 1000; });
+                                map(a.dk, [](double x) { return x + 1e4; });
                               });
   Case c = large_logit_case("naive");  // its shape, with fp16 inputs near 200
   c.problem.dtype = DType::fp16;
   c.dist = *parse_distribution("scaled:200");
   const CheckRecord honest = run_check(c);
+  CheckOptions strict;
+  strict.vacuous_envelope_fraction = 1e-6;
+  const CheckRecord twin = run_check(c, strict);
   for (const char* name : {"dQ", "dK"}) {
     const TensorCheck& t = tensor(honest, name);
-    EXPECT_GT(t.max_rigorous_bound, 65504) << name << " no longer has a bound past fp16's range\n" << to_table(honest);
-    EXPECT_EQ(t.verdict, Verdict::not_judged) << name;
-    EXPECT_GT(t.vacuous, 0) << name;
+    EXPECT_LT(t.max_rigorous_bound, 65504) << name << "\n" << to_table(honest);
+    EXPECT_GT(t.max_rigorous_bound, 100) << name << ": the case no longer has exact zeros with a large bound";
+    EXPECT_EQ(t.verdict, Verdict::pass) << name << "\n" << to_table(honest);
+    EXPECT_EQ(tensor(twin, name).verdict, Verdict::not_judged) << name;
+    EXPECT_GT(tensor(twin, name).vacuous, 0) << name;
   }
-  c.impl = "fp16-dk-plus-1000";
+  c.impl = "fp16-dk-plus-1e4";
   const CheckRecord wrong = run_check(c);
-  EXPECT_NE(tensor(wrong, "dK").verdict, Verdict::pass) << to_table(wrong);
+  EXPECT_EQ(tensor(wrong, "dK").verdict, Verdict::fail) << to_table(wrong);
+}
+
+// One-hot rows at logits near 1e15 (bf16): dQ is exactly 0, and the flash model's bound (its P is
+// recomputed from an fp32 LSE whose ulp is 2^26 there) reaches past 1/16 of the envelope's width at
+// most elements: not judged, and a dQ moved to half its bound is not a pass. (At 1e12 the bound,
+// 2e6, is 2% of the width and judges.)
+TEST(LargeLogitVerdicts, ExactZeroGradientsWithABoundNearTheEnvelopeAreNotJudged) {
+  register_large_logit_impls();
+  register_broken_half_bound_dq();
+  Case c = large_logit_case("ll-honest");
+  c.dist = *parse_distribution("large-logits:1e15");
+  const CheckRecord honest = run_check(c);
+  const TensorCheck& dq = tensor(honest, "dQ");
+  EXPECT_EQ(dq.verdict, Verdict::not_judged) << to_table(honest);
+  EXPECT_GT(dq.vacuous, 0);
+  EXPECT_EQ(dq.errors.max_abs, 0) << "the exact dQ is no longer 0";
+  c.impl = "ll-dq-half-bound";
+  EXPECT_NE(run_check(c).verdict, Verdict::pass);
 }
 
 // A sampled check computes the envelopes of its sample only: a sampled row's O, LSE and dQ are those

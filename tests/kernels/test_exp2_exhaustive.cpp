@@ -10,6 +10,8 @@
 #include <cmath>
 #include <atomic>
 #include <bit>
+#include <cstdlib>
+#include <string_view>
 #include <sstream>
 
 #include "core/parallel.h"
@@ -60,8 +62,17 @@ std::string report(const std::array<std::uint64_t, kViolationKinds>& first, Exp2
 
 float host_model(float x) { return arch::exp2_approx(x); }
 
-TEST(Exp2Exhaustive, HostModelHasTheAssumedPropertiesOnEveryInput) {
-  const auto first = walk(host_model);
+// Every input with FLASHPROOF_EXHAUSTIVE=1 (ctest label slow: slow.exp2_exhaustive, 2^32 inputs,
+// about 45 s of CPU); every 13th otherwise, so that each commit's CI still walks the whole range
+// (an odd stride meets every low-bit pattern) at a thirteenth of the cost. The host model is
+// std::exp2 rounded to float and changes only with kernels/arch/scalar_math.h.
+std::uint64_t host_stride() {
+  const char* e = std::getenv("FLASHPROOF_EXHAUSTIVE");
+  return e != nullptr && std::string_view(e) == "1" ? 1 : 13;
+}
+
+TEST(Exp2Exhaustive, HostModelHasTheAssumedProperties) {
+  const auto first = walk(host_model, host_stride());
   EXPECT_TRUE(std::all_of(first.begin(), first.end(), [](std::uint64_t k) { return k == kCount; }))
       << report(first, host_model);
 }

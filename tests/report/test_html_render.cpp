@@ -57,8 +57,10 @@ TEST_F(StandardReport, RendersInHeadlessChromium) {
   ASSERT_EQ(chromium(browser, dir, "--dump-dom", page, dom), 0)
       << read_text(dir.path() / "chromium.log");
   const std::string rendered = read_text(dom);
-  // Per dtype: status, errors, bound, worst-case tables (and failures for fp16); the inputs table.
-  EXPECT_EQ(occurrences(rendered, "<table>"), 1u + 5u + 4u);
+  // Per dtype: status, errors, bound, worst-case tables (and failures for fp16); the inputs and the
+  // judged tables.
+  EXPECT_EQ(occurrences(rendered, "<table>"), 2u + 5u + 4u);
+  EXPECT_NE(rendered.find("records, |scale q.k| "), std::string::npos);
   EXPECT_EQ(occurrences(rendered, "<svg"), 11u);
   EXPECT_GE(occurrences(rendered, "<circle"), 20u);
   EXPECT_NE(rendered.find("fp16 O: error vs logit_scale"), std::string::npos);
