@@ -127,7 +127,7 @@ json::Value read_band(const Options& o, const std::string& impl) {
 // tightness"): how much of each logit class the certified tier judges. A tensor is judged when its
 // verdict is pass or fail (not not-judged, not out-of-domain); a case when every tensor is.
 struct ClassTally {
-  std::int64_t cases = 0, judged = 0, not_judged = 0, out_of_domain = 0, fail = 0;
+  std::int64_t cases = 0, judged = 0, baseline_rule = 0, not_judged = 0, out_of_domain = 0, fail = 0;
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> tensors;  // name -> (judged, held)
 };
 
@@ -183,6 +183,8 @@ int main(int argc, char** argv) {
       t.fail += r.verdict == Verdict::fail;
       t.judged += r.verdict == Verdict::pass || r.verdict == Verdict::fail;
       t.not_judged += r.verdict == Verdict::not_judged;
+      t.baseline_rule += r.verdict == Verdict::pass_baseline_rule || r.verdict == Verdict::fail_baseline_rule;
+      t.fail += r.verdict == Verdict::fail_baseline_rule;
       t.out_of_domain += r.verdict == Verdict::out_of_domain;
       for (const TensorCheck& x : r.tensors) {
         auto& [tensor_judged, held] = t.tensors[x.name];
@@ -190,6 +192,9 @@ int main(int argc, char** argv) {
         tensor_judged += x.verdict == Verdict::pass || x.verdict == Verdict::fail;
       }
     }
+    if (r.verdict == Verdict::fail_baseline_rule)
+      std::cerr << "bound_tightness: fail (baseline rule): " << c.problem.describe() << " dist=" << distribution_name(c.dist)
+                << " seed=" << c.seed << (c.backward ? " backward" : "") << "\n";
     bool violates = false;
     for (const TensorCheck& t : r.tensors) {
       Series& s = series[std::string(dtype_name(c.problem.dtype)) + " " + t.name];
@@ -242,8 +247,9 @@ int main(int argc, char** argv) {
                        {"worst_case", s.worst_case}});
   }
   // Verdicts per logit class: the certified tier's reach (judged = pass or fail).
-  text << "verdicts by the largest visible |scale q.k| (judged: pass or fail; results beyond the dtype: out-of-domain)\n"
-       << "class        cases  judged  not-judged  out-of-domain  fail   judged per tensor\n";
+  text << "verdicts by the largest visible |scale q.k| (judged: pass or fail by the rigorous bounds; baseline: by the "
+          "second tier alone; not-judged: by neither; fail: either tier)\n"
+       << "class        cases  judged  baseline  not-judged  out-of-domain  fail   judged by the bounds, per tensor\n";
   json::Value& by_class = summary["logit_classes"] = json::Value::array();
   std::vector<const char*> class_names(std::begin(kLogitClasses), std::end(kLogitClasses));
   class_names.push_back("all");
@@ -252,8 +258,8 @@ int main(int argc, char** argv) {
     if (it == classes.end()) continue;
     const ClassTally& t = it->second;
     char line[256];
-    std::snprintf(line, sizeof line, "%-10s %7lld %7lld %11lld %14lld %5lld  ", name, static_cast<long long>(t.cases),
-                  static_cast<long long>(t.judged), static_cast<long long>(t.not_judged),
+    std::snprintf(line, sizeof line, "%-10s %7lld %7lld %9lld %11lld %14lld %5lld  ", name, static_cast<long long>(t.cases),
+                  static_cast<long long>(t.judged), static_cast<long long>(t.baseline_rule), static_cast<long long>(t.not_judged),
                   static_cast<long long>(t.out_of_domain), static_cast<long long>(t.fail));
     text << line;
     json::Value per_tensor = json::Value::object();
@@ -265,6 +271,7 @@ int main(int argc, char** argv) {
     by_class.push_back({{"class", name},
                         {"cases", t.cases},
                         {"judged", t.judged},
+                        {"baseline_rule", t.baseline_rule},
                         {"not_judged", t.not_judged},
                         {"out_of_domain", t.out_of_domain},
                         {"fail", t.fail},

@@ -84,7 +84,7 @@ def judge(args, entry, impl, case_files):
     if run.returncode == 2 and UNSUPPORTED in run.stderr:
         return None
     record, status, error = None, "crash", ""
-    if run.returncode in (0, 1):
+    if run.returncode in (0, 1, 5):  # 5: failed by the second tier's baseline rule
         try:
             record = json.loads(run.stdout)
             status = record["verdict"]
@@ -93,10 +93,10 @@ def judge(args, entry, impl, case_files):
     if record is None and not error:
         lines = [l for l in run.stderr.splitlines() if l.strip()]
         error = lines[-1] if lines else f"replay exited with status {run.returncode}"
-    if status == "fail" and record:
+    if status in ("fail", "fail (baseline rule)") and record:
         reasons = [f"{t['name']}: {t['reasons'][0]}" for t in record["tensors"] if t.get("reasons")]
         error = reasons[0] if reasons else ""
-    kept = status in ("fail", "crash")
+    kept = status in ("fail", "fail (baseline rule)", "crash")
     rs = record["seconds"] if record else {}
     return {"format": "flashproof-fuzz-record", "version": 1,
             "campaign_seed": str(args.seed), "index": entry["index"], "impl": impl,
@@ -135,7 +135,8 @@ def main():
     write_campaign_json(args.out, args.export_dir, index, impls)
     cases_jsonl = os.path.join(args.out, "cases.jsonl")
     done = done_pairs(cases_jsonl)
-    counts = {"pass": 0, "fail": 0, "out-of-domain": 0, "not-judged": 0, "crash": 0, "unsupported": 0}
+    counts = {"pass": 0, "fail": 0, "out-of-domain": 0, "not-judged": 0, "pass (baseline rule)": 0,
+              "fail (baseline rule)": 0, "crash": 0, "unsupported": 0}
     with open(cases_jsonl, "a", encoding="utf-8") as log:
         for entry in entries:
             for impl in impls:
@@ -151,7 +152,7 @@ def main():
                 os.fsync(log.fileno())
     print("judge_imported: " + ", ".join(f"{v} {k}" for k, v in counts.items()) +
           f"; records in {cases_jsonl}; report: flashproof report {args.out} --out {args.out}/report")
-    sys.exit(1 if counts["fail"] + counts["crash"] else 0)
+    sys.exit(1 if counts["fail"] + counts["crash"] + counts["fail (baseline rule)"] else 0)
 
 
 if __name__ == "__main__":

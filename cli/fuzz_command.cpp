@@ -21,7 +21,8 @@ int run_fuzz_command(FuzzCommand command) {
   const fuzz::CampaignResult r = fuzz::run_campaign(spec, std::cerr, ::isatty(STDERR_FILENO) != 0);
   std::cout << "fuzz: shard " << spec.shard.text() << ": " << r.run << " records this run, " << r.resumed
             << " from earlier runs; over all: " << r.pass << " pass, " << r.fail << " fail, " << r.out_of_domain
-            << " out-of-domain, " << r.not_judged << " not judged, " << r.crash << " crash\n";
+            << " out-of-domain, " << r.not_judged << " not judged, " << r.crash << " crash; second tier: "
+            << r.pass_baseline_rule << " pass (baseline rule), " << r.fail_baseline_rule << " fail (baseline rule)\n";
   // What the certified tier reached, by logit class and tensor (docs/reports.md "Judged").
   try {
     const report::MergedCampaigns merged = report::merge_campaigns({spec.out});
@@ -47,6 +48,7 @@ int run_fuzz_command(FuzzCommand command) {
   std::cout << "fuzz: results in " << printable(spec.out + "/cases.jsonl") << "; report: flashproof report "
             << fuzz::shell_quoted(spec.out) << " --out " << fuzz::shell_quoted(spec.out + "/report") << "\n";
   if (r.fail + r.crash > 0) return 1;
+  if (r.fail_baseline_rule > 0) return kExitBaselineRuleFail;
   return command.require_judged && r.not_judged > 0 ? kExitNotJudged : 0;
 }
 

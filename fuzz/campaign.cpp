@@ -100,7 +100,7 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
       return;
     }
     SavedFailure failure;
-    if (o.status == CaseStatus::fail || o.status == CaseStatus::crash) {
+    if (is_failure(o.status) || o.status == CaseStatus::crash) {
       failure = save_failure(spec, t, o);
       result.failure_files.push_back(failure.path);
     }
@@ -153,6 +153,8 @@ CampaignResult run_campaign(const CampaignSpec& spec, std::ostream& progress_out
   result.out_of_domain = log.count(CaseStatus::out_of_domain);
   result.not_judged = log.count(CaseStatus::not_judged);
   result.crash = log.count(CaseStatus::crash);
+  result.pass_baseline_rule = log.count(CaseStatus::pass_baseline_rule);
+  result.fail_baseline_rule = log.count(CaseStatus::fail_baseline_rule);
   result.fitted = schedule.fitted();
   write_end_marker(spec, log.records(), result.unsupported, result.fitted);
   return result;

@@ -19,6 +19,7 @@ struct CampaignResult {
   std::uint64_t run = 0;       // records produced by this run
   std::uint64_t resumed = 0;   // records found from earlier runs
   std::uint64_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;  // over all records
+  std::uint64_t pass_baseline_rule = 0, fail_baseline_rule = 0;  // the second tier's (docs/spec.md "Verdicts")
   std::vector<std::string> failure_files;                          // saved by this run
   // (case, implementation) pairs this run passed over because the implementation does not run
   // the case (a dtype or head dim it lacks), per implementation; no record is written for them.

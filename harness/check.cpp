@@ -12,7 +12,9 @@
 
 #include "bounds/given_o_error.h"
 #include "bounds/implementation_bounds.h"
+#include "harness/baseline_rule.h"
 #include "harness/sample_plan.h"
+#include "kernels/naive/naive_attention.h"
 #include "kernels/emu/emulator.h"
 #include "kernels/registry.h"
 
@@ -256,6 +258,27 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
     judge("dK", out.dk, base.dk, bwd.dk, judges(rigorous.dk, &Envelopes::dk, &rigorous.dk_conditional),
           opt.k_backward, applies, &rigorous.dk_from_d_error);
     judge("dV", out.dv, base.dv, bwd.dv, judges(rigorous.dv, &Envelopes::dv), opt.k_backward, applies);
+  }
+  // The second tier (harness/baseline_rule.h): the computation in the dtype, run only when some
+  // tensor inside the domain is not judged by its rigorous bound.
+  const bool second_tier = opt.baseline_rule && r.inputs_in_domain &&
+                           std::any_of(r.tensors.begin(), r.tensors.end(),
+                                       [](const TensorCheck& t) { return t.verdict == Verdict::not_judged; });
+  if (second_tier) {
+    const std::unique_ptr<AttentionImpl> dtype_baseline = make_dtype_scores_baseline();
+    const Outputs dt = run_implementation(*dtype_baseline, valid, c.backward, in, wanted(ctx));
+    const double kf = opt.k_forward, kb = opt.k_backward;
+    const double nu = opt.vacuous_envelope_fraction;
+    apply_baseline_rule(r.tensors[0], dt.o, fwd.o, envelopes.o, nu, kf);
+    apply_baseline_rule(r.tensors[1], dt.lse, fwd.lse, envelopes.lse, nu, kf);
+    if (c.backward) {
+      const reference::BackwardResult& bwd = *ctx.reference.backward;
+      const bool from_lse = impl->arithmetic_model() == ArithmeticModel::flash;
+      auto share = [&](const reference::CertifiedTensor& g) { return from_lse ? given_lse_share(out.lse, fwd.lse, g) : 0.0; };
+      apply_baseline_rule(r.tensors[2], dt.dq, bwd.dq, envelopes.dq, nu, kb, share(bwd.dq));
+      apply_baseline_rule(r.tensors[3], dt.dk, bwd.dk, envelopes.dk, nu, kb, share(bwd.dk));
+      apply_baseline_rule(r.tensors[4], dt.dv, bwd.dv, envelopes.dv, nu, kb, share(bwd.dv));
+    }
   }
   r.seconds_checks = since(t0);
 

@@ -69,6 +69,9 @@ struct CheckOptions {
   // are the deliberately loosened and tightened bounds that the tightness band's twin tests must
   // see fail (bench/bound_tightness --bound-scale); not in case files, not on the command line.
   double bound_scale = 1;
+  // The second tier (docs/spec.md "Verdicts"): tensors the rigorous bounds leave not judged are
+  // judged by FlashAttention's rule against the computation in the dtype. Off: they stay not judged.
+  bool baseline_rule = true;
 };
 
 // One element of an output tensor, located for a person: the element a failure names (the worst
@@ -118,6 +121,7 @@ struct TensorCheck {
   ErrorMetrics errors;
   ErrorMetrics baseline_errors;  // of the naive baseline on the same inputs
   double tolerance = 0;          // regression rule: k * (baseline max_abs + d_error_share) + floor
+  double floor = 0;              // that rounding-noise floor (CheckOptions::floor_ulps, lse_floor_ulps)
   // dQ, dK of a flash-model backward, which forms D = rowsum(dO * O) from the O it is given (the
   // implementation's own, in the dtype): the largest share of that O's error in the tensor,
   // |scale| |dO . (O^ - O)| sum_j P_j |k_j| (bounds::ImplementationBounds::dq_from_d_error). The
@@ -180,6 +184,18 @@ struct TensorCheck {
   std::int64_t opposite_inf_within_bound = 0;  // ... the other sign's inf, within it (admitted)
   Verdict verdict = Verdict::pass;
   std::vector<std::string> reasons;  // why it failed, one line each
+  // The second tier (harness/baseline_rule.h), tried only on a tensor the rigorous bounds leave not
+  // judged inside the domain: applied when the dtype computation's output is finite where the exact
+  // value is; its max_abs error, and the tolerance k x (it + d_error_share + lse_share) + floor.
+  // JSON: baseline_rule.
+  struct BaselineRule {
+    bool applied = false;
+    double tolerance = 0, dtype_baseline_max_abs = 0;
+    double lse_share = 0;  // a flash-model backward's allowance for the given LSE (given_lse_share)
+    bool vacuous = false;  // the tolerance judges nothing: within it the tensor stays not judged
+    std::int64_t dtype_baseline_not_finite = 0;
+  };
+  BaselineRule baseline_rule;
 };
 
 // Verdict of a case: fail when any tensor fails; else out_of_domain when its inputs are outside

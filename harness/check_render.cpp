@@ -75,6 +75,21 @@ std::string to_table(const CheckRecord& r) {
       s << "       not judged: " << t.vacuous << " elements have a bound at least the size of the exact " << t.name
         << " (" << short_number(t.max_rigorous_bound) << "), which admits 0 and twice the answer; "
         << "their bound-free envelope was checked\n";
+    if (t.baseline_rule.applied && !(t.verdict == Verdict::not_judged && t.baseline_rule.vacuous))
+      s << "       second tier (baseline rule): error " << short_number(t.errors.max_abs) << " against "
+        << short_number(t.baseline_rule.tolerance) << " (k x the dtype computation's error "
+        << short_number(t.baseline_rule.dtype_baseline_max_abs)
+        << (t.baseline_rule.lse_share > 0 ? " + the given LSE's share " + short_number(t.baseline_rule.lse_share) : std::string())
+        << " + floor): " << verdict_name(t.verdict) << "\n";
+    else if (t.verdict == Verdict::not_judged && t.baseline_rule.vacuous)
+      s << "       second tier: nothing judged, its tolerance " << short_number(t.baseline_rule.tolerance)
+        << " (k x the dtype computation's error " << short_number(t.baseline_rule.dtype_baseline_max_abs)
+        << (t.baseline_rule.lse_share > 0 ? " + the given LSE's share " + short_number(t.baseline_rule.lse_share)
+                                          : std::string())
+        << ") reaches the size of the exact " << t.name << " and would judge nothing\n";
+    else if (t.verdict == Verdict::not_judged && t.baseline_rule.dtype_baseline_not_finite > 0)
+      s << "       second tier not applied: the dtype computation returned " << t.baseline_rule.dtype_baseline_not_finite
+        << " NaN or inf values where the exact one is finite\n";
     if (t.errors.ulps_unknown > 0)
       s << "       max_ulps leaves out " << t.errors.ulps_unknown << " elements where the reference's bound spans "
         << "more than one " << dtype_name(t.dtype) << " step (the exact value's rounding is not settled there)\n";

@@ -361,6 +361,12 @@ void to_json(json::Value& j, const TensorCheck& t) {
                          {"max_error_over_bound", t.bound_ratio},
                          {"worst_element", element_json(t.worst_element, true)}};
   j["not_judged"] = t.unbounded + t.vacuous;
+  j["baseline_rule"] = {{"applied", t.baseline_rule.applied},
+                        {"vacuous", t.baseline_rule.vacuous},
+                        {"tolerance", t.baseline_rule.tolerance},
+                        {"dtype_baseline_max_abs", t.baseline_rule.dtype_baseline_max_abs},
+                        {"lse_share", t.baseline_rule.lse_share},
+                        {"dtype_baseline_not_finite", t.baseline_rule.dtype_baseline_not_finite}};
   j["outside_envelope"] = t.outside_envelope;
   j["first_nan"] = element_json(t.first_nan, false);
   j["first_inf"] = element_json(t.first_inf, false);

@@ -219,6 +219,7 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   co.checked = &base_compared.get();
   const ReferenceView view{&ref.value, &ref.bound};
   t.baseline_errors = compare(baseline, view, co);
+  t.floor = floor;
   t.tolerance = k * (t.baseline_errors.max_abs + t.d_error_share) + floor;
   t.baseline_not_finite = t.baseline_errors.nan_mismatch + t.baseline_errors.inf_mismatch;
   co.uniform_tolerance = t.tolerance;
@@ -283,12 +284,7 @@ void judge_case(CheckRecord& r) {
   // fail before out-of-domain before not-judged before pass. Inputs outside the valid domain:
   // accuracy is not promised, so the case is reported apart unless a finite value left its envelope
   // (a silent wrong answer, forbidden there too: docs/error-bounds.md, Not judged).
-  auto worst = [](Verdict a, Verdict b) {
-    auto rank = [](Verdict v) {
-      return v == Verdict::fail ? 3 : v == Verdict::out_of_domain ? 2 : v == Verdict::not_judged ? 1 : 0;
-    };
-    return rank(a) >= rank(b) ? a : b;
-  };
+  auto worst = [](Verdict a, Verdict b) { return verdict_rank(a) >= verdict_rank(b) ? a : b; };
   r.verdict = r.inputs_in_domain ? Verdict::pass : Verdict::out_of_domain;
   for (const TensorCheck& t : r.tensors) {
     r.verdict = worst(r.verdict, t.verdict);

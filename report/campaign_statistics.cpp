@@ -28,6 +28,8 @@ struct TensorAccumulator {
     if (t.verdict == Verdict::fail) ++stats.fail;
     if (t.verdict == Verdict::out_of_domain) ++stats.out_of_domain;
     if (t.verdict == Verdict::not_judged) ++stats.not_judged;
+    if (t.verdict == Verdict::pass_baseline_rule) ++stats.pass_baseline_rule;
+    if (t.verdict == Verdict::fail_baseline_rule) ++stats.fail_baseline_rule;
     if (t.regression) ++stats.regression;
     if (!r.judged(t)) return;
     if (t.max_ulps) ulps.push_back(*t.max_ulps);
@@ -52,6 +54,8 @@ struct ImplAccumulator {
     if (r.status == CaseStatus::fail) ++stats.fail;
     if (r.status == CaseStatus::out_of_domain) ++stats.out_of_domain;
     if (r.status == CaseStatus::not_judged) ++stats.not_judged;
+    if (r.status == CaseStatus::pass_baseline_rule) ++stats.pass_baseline_rule;
+    if (r.status == CaseStatus::fail_baseline_rule) ++stats.fail_baseline_rule;
     if (r.status == CaseStatus::crash) ++stats.crash;
     if (!r.in_domain) ++stats.not_in_domain;
     if (r.status == CaseStatus::fail && r.non_finite_failure()) ++stats.non_finite_fail;

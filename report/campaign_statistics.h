@@ -17,6 +17,7 @@ struct TensorStats {
   std::string name;
   std::size_t cases = 0;                              // records holding this tensor
   std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0;  // the tensor's own verdicts
+  std::size_t pass_baseline_rule = 0, fail_baseline_rule = 0;        // ... of the second tier
   std::size_t regression = 0;  // records reporting rule 3 for it (verdict unchanged by it)
   Distribution ulps, rel;                             // errors.max_ulps, errors.max_rel
   BoundHistogram error_over_bound;                    // rigorous_bound.max_error_over_bound
@@ -41,6 +42,7 @@ struct ImplStats {
   std::string impl;
   std::size_t cases = 0;                                         // records, crashes included
   std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;  // record statuses
+  std::size_t pass_baseline_rule = 0, fail_baseline_rule = 0;                     // ... of the second tier
   std::size_t not_in_domain = 0;  // records whose check says in_domain false (any status)
   std::size_t non_finite_fail = 0;  // of the fails, those with a non-finite failure (some tensor's)
   std::vector<TensorStats> tensors;

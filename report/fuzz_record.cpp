@@ -54,7 +54,8 @@ TensorResult tensor_from_json(const json::Value& t) {
 }  // namespace
 
 bool FuzzRecord::judged(const TensorResult& t) const {
-  return (status == CaseStatus::pass || status == CaseStatus::fail || status == CaseStatus::not_judged) &&
+  return (status == CaseStatus::pass || status == CaseStatus::fail || status == CaseStatus::not_judged ||
+          status == CaseStatus::pass_baseline_rule || status == CaseStatus::fail_baseline_rule) &&
          t.verdict != Verdict::out_of_domain;
 }
 

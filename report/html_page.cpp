@@ -49,7 +49,7 @@ std::string cell_class(Column c, const std::string& value) {
     case Column::code: return " class=\"code\"";
     case Column::status: {  // a case status's record name (core/verdict.h)
       const std::optional<CaseStatus> status = parse_case_status(value);
-      return status == CaseStatus::fail || status == CaseStatus::crash ? " class=\"alert\"" : "";
+      return status && (is_failure(*status) || *status == CaseStatus::crash) ? " class=\"alert\"" : "";
     }
   }
   return "";

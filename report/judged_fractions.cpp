@@ -13,6 +13,7 @@ namespace {
 void tally(JudgedCount& c, CaseStatus s) {
   ++c.total;
   c.judged += s == CaseStatus::pass || s == CaseStatus::fail;
+  c.baseline_rule += s == CaseStatus::pass_baseline_rule || s == CaseStatus::fail_baseline_rule;
   c.not_judged += s == CaseStatus::not_judged;
   c.out_of_domain += s == CaseStatus::out_of_domain;
   c.crash += s == CaseStatus::crash;
@@ -62,7 +63,7 @@ JudgedFractions judged_fractions(const std::vector<FuzzRecord>& records) {
 std::string judged_summary(const JudgedFractions& f) {
   std::ostringstream s;
   s << "judged (pass or fail) " << f.all.judged << " of " << f.all.total << " records (" << percent(f.all.judged, f.all.total)
-    << "); by the largest |scale q.k|:";
+    << "), by the baseline rule " << f.all.baseline_rule << "; by the largest |scale q.k|:";
   const char* sep = " ";
   for (const JudgedCount& c : f.by_class) s << sep << c.label << " " << c.judged << "/" << c.total, sep = ", ";
   s << "; per tensor:";

@@ -15,7 +15,9 @@ namespace flashproof::report {
 
 struct JudgedCount {
   std::string label;  // a logit class, or a tensor's name
-  std::size_t total = 0, judged = 0, not_judged = 0, out_of_domain = 0, crash = 0;
+  // judged: by the rigorous bounds (pass or fail); baseline_rule: by the second tier alone (pass or
+  // fail (baseline rule)); not_judged: by neither.
+  std::size_t total = 0, judged = 0, baseline_rule = 0, not_judged = 0, out_of_domain = 0, crash = 0;
 };
 
 struct JudgedFractions {
@@ -26,8 +28,8 @@ struct JudgedFractions {
 
 JudgedFractions judged_fractions(const std::vector<FuzzRecord>& records);
 
-// "judged 412 of 500 records (82%); by the largest |scale q.k|: <10 300/300, ...; per tensor: O
-// 480/500, ..." for the fuzz command's last lines.
+// "judged (pass or fail) 412 of 500 records (82%), by the baseline rule 60; by the largest |scale
+// q.k|: <10 300/300, ...; per tensor: O 480/500, ..." for the fuzz command's last lines.
 std::string judged_summary(const JudgedFractions& f);
 
 }  // namespace flashproof::report

@@ -84,15 +84,16 @@ Table inputs_table(const Report& report) {
 }
 
 Table judged_table(const Report& report) {
-  Table t = table({"records or tensors", "total", "judged", "judged %", "not judged", "out-of-domain", "crash"},
-                  {Column::text, Column::number, Column::number, Column::number, Column::alert_count, Column::number,
-                   Column::alert_count});
+  Table t = table({"records or tensors", "total", "judged", "judged %", "baseline rule", "not judged",
+                   "out-of-domain", "crash"},
+                  {Column::text, Column::number, Column::number, Column::number, Column::number, Column::alert_count,
+                   Column::number, Column::alert_count});
   const auto row = [&](const std::string& label, const JudgedCount& c) {
     const double pct = c.total ? 100.0 * static_cast<double>(c.judged) / static_cast<double>(c.total) : 0.0;
     char p[32];
     std::snprintf(p, sizeof p, "%.0f%%", std::floor(pct));
-    t.rows.push_back({label, count_text(c.total), count_text(c.judged), c.total ? p : "-", count_text(c.not_judged),
-                      count_text(c.out_of_domain), count_text(c.crash)});
+    t.rows.push_back({label, count_text(c.total), count_text(c.judged), c.total ? p : "-", count_text(c.baseline_rule),
+                      count_text(c.not_judged), count_text(c.out_of_domain), count_text(c.crash)});
   };
   for (const JudgedCount& c : report.judged.by_class) row("records, |scale q.k| " + c.label, c);
   row("records, all", report.judged.all);
@@ -102,13 +103,15 @@ Table judged_table(const Report& report) {
 
 Table status_table(const DtypeReport& d) {
   Table t = table({"implementation", "cases", "pass", "fail", "non-finite fail", "out-of-domain", "not judged",
-                   "crash", "not in domain"},
+                   "pass (baseline rule)", "fail (baseline rule)", "crash", "not in domain"},
                   {Column::text, Column::number, Column::number, Column::alert_count, Column::alert_count,
-                   Column::number, Column::alert_count, Column::alert_count, Column::number});
+                   Column::number, Column::alert_count, Column::number, Column::alert_count, Column::alert_count,
+                   Column::number});
   for (const ImplStats& s : d.stats.impls)
     t.rows.push_back({s.impl, count_text(s.cases), count_text(s.pass), count_text(s.fail),
                       count_text(s.non_finite_fail), count_text(s.out_of_domain), count_text(s.not_judged),
-                      count_text(s.crash), count_text(s.not_in_domain)});
+                      count_text(s.pass_baseline_rule), count_text(s.fail_baseline_rule), count_text(s.crash),
+                      count_text(s.not_in_domain)});
   return t;
 }
 
@@ -125,12 +128,13 @@ bool uses(const FuzzRecord& r, std::string_view feature) {
 }  // namespace
 
 Table feature_table(const Report& report, const DtypeReport& d) {
-  Table t = table({"implementation", "feature", "cases", "pass", "fail", "out-of-domain", "not judged", "crash"},
+  Table t = table({"implementation", "feature", "cases", "pass", "fail", "out-of-domain", "not judged", "crash",
+                   "pass (baseline rule)", "fail (baseline rule)"},
                   {Column::text, Column::text, Column::number, Column::number, Column::alert_count, Column::number,
-                   Column::alert_count, Column::alert_count});
+                   Column::alert_count, Column::alert_count, Column::number, Column::alert_count});
   for (const ImplStats& s : d.stats.impls)
     for (const char* feature : kFeatures) {
-      std::size_t n[6] = {};
+      std::size_t n[8] = {};
       for (const FuzzRecord& r : report.merged.records) {
         if (r.dtype != d.stats.dtype || r.impl != s.impl || !uses(r, feature)) continue;
         ++n[0];
@@ -138,11 +142,13 @@ Table feature_table(const Report& report, const DtypeReport& d) {
             : r.status == CaseStatus::fail         ? 2
             : r.status == CaseStatus::out_of_domain ? 3
             : r.status == CaseStatus::not_judged   ? 4
-                                                   : 5];
+            : r.status == CaseStatus::crash        ? 5
+            : r.status == CaseStatus::pass_baseline_rule ? 6
+                                                   : 7];
       }
       if (n[0] > 0)
         t.rows.push_back({s.impl, feature, count_text(n[0]), count_text(n[1]), count_text(n[2]), count_text(n[3]),
-                          count_text(n[4]), count_text(n[5])});
+                          count_text(n[4]), count_text(n[5]), count_text(n[6]), count_text(n[7])});
     }
   return t;
 }

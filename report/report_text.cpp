@@ -32,8 +32,10 @@ const WorstCase* largest_finite_error_over_bound(const Report& report, const Dty
 
 std::string one_line_summary(const Report& report) {
   const MergedCampaigns& m = report.merged;
-  std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0;
+  std::size_t pass = 0, fail = 0, out_of_domain = 0, not_judged = 0, crash = 0, pass2 = 0, fail2 = 0;
   for (const FuzzRecord& r : m.records) {
+    pass2 += r.status == CaseStatus::pass_baseline_rule;
+    fail2 += r.status == CaseStatus::fail_baseline_rule;
     pass += r.status == CaseStatus::pass;
     not_judged += r.status == CaseStatus::not_judged;
     fail += r.status == CaseStatus::fail;
@@ -50,6 +52,9 @@ std::string one_line_summary(const Report& report) {
   if (fail > 0) s += " (" + std::to_string(non_finite_failures(report)) + " non-finite)";
   s += ", " + std::to_string(out_of_domain) + " out-of-domain, " + std::to_string(not_judged) + " not judged, " +
        std::to_string(crash) + " crash";
+  if (pass2 + fail2 > 0)
+    s += "; second tier: " + std::to_string(pass2) + " pass (baseline rule), " + std::to_string(fail2) +
+         " fail (baseline rule)";
   // Pairs with no record, so that a campaign over a kernel that refuses much does not look whole.
   if (const std::uint64_t unsupported = m.ended_count("unsupported"); unsupported > 0)
     s += "; " + std::to_string(unsupported) + " unsupported (no record)";

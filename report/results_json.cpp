@@ -21,12 +21,15 @@ json::Value number(std::optional<double> x) { return x ? json::Value(*x) : json:
 
 // The pass / fail / out-of-domain / not-judged counts every level of results.json carries, under the
 // verdicts' record names (core/verdict.h).
-json::Value verdicts(std::size_t pass, std::size_t fail, std::size_t out_of_domain, std::size_t not_judged) {
+template <class Stats>
+json::Value verdicts(const Stats& s) {
   json::Value v = json::Value::object();
-  v[verdict_name(Verdict::pass)] = count(pass);
-  v[verdict_name(Verdict::fail)] = count(fail);
-  v[verdict_name(Verdict::out_of_domain)] = count(out_of_domain);
-  v[verdict_name(Verdict::not_judged)] = count(not_judged);
+  v[verdict_name(Verdict::pass)] = count(s.pass);
+  v[verdict_name(Verdict::fail)] = count(s.fail);
+  v[verdict_name(Verdict::out_of_domain)] = count(s.out_of_domain);
+  v[verdict_name(Verdict::not_judged)] = count(s.not_judged);
+  v[verdict_name(Verdict::pass_baseline_rule)] = count(s.pass_baseline_rule);
+  v[verdict_name(Verdict::fail_baseline_rule)] = count(s.fail_baseline_rule);
   return v;
 }
 
@@ -69,7 +72,7 @@ json::Value tensor_json(const TensorStats& t) {
   json::Value j = json::Value::object();
   j["name"] = t.name;
   j["cases"] = count(t.cases);
-  j["verdicts"] = verdicts(t.pass, t.fail, t.out_of_domain, t.not_judged);
+  j["verdicts"] = verdicts(t);
   j["regression"] = count(t.regression);
   j["max_ulps"] = distribution_json(t.ulps);
   j["max_rel"] = distribution_json(t.rel);
@@ -86,7 +89,7 @@ json::Value impl_json(const ImplStats& s) {
   json::Value j = json::Value::object();
   j["impl"] = s.impl;
   j["cases"] = count(s.cases);
-  j["status"] = verdicts(s.pass, s.fail, s.out_of_domain, s.not_judged);
+  j["status"] = verdicts(s);
   j["status"][case_status_name(CaseStatus::crash)] = count(s.crash);
   j["not_in_domain"] = count(s.not_in_domain);
   j["non_finite_fail"] = count(s.non_finite_fail);
@@ -141,6 +144,7 @@ json::Value judged_json(const JudgedCount& c) {
   return {{"label", c.label},
           {"total", count(c.total)},
           {"judged", count(c.judged)},
+          {"baseline_rule", count(c.baseline_rule)},
           {"not_judged", count(c.not_judged)},
           {"out_of_domain", count(c.out_of_domain)},
           {"crash", count(c.crash)}};

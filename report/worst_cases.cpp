@@ -95,7 +95,7 @@ std::vector<std::size_t> failures(const std::vector<FuzzRecord>& records,
                                   const std::string& dtype) {
   std::vector<std::size_t> listed;
   for (std::size_t i = 0; i < records.size(); ++i)
-    if (records[i].dtype == dtype && (records[i].status == CaseStatus::fail || records[i].status == CaseStatus::crash))
+    if (records[i].dtype == dtype && (is_failure(records[i].status) || records[i].status == CaseStatus::crash))
       listed.push_back(i);
   std::stable_sort(listed.begin(), listed.end(), [&](std::size_t a, std::size_t b) {
     return listed_before(records[a], records[b]);

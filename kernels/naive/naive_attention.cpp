@@ -124,8 +124,12 @@ struct RowContext {
   // The soft cap in natural units (algo/score_mod.h with log2 e = 1): x -> c tanh(x * fl(1/c)).
   float cap = 0, inv_cap = 0;
   NaiveFlaw flaw;
-  RowContext(const Problem& problem, NaiveFlaw f)
-      : p(problem), keys(flawed_keys(problem, f)),
+  // The dtype-scores baseline (make_dtype_scores_baseline): the rows it is given are q * scale
+  // rounded to the dtype, and each score q'.k is rounded to the dtype (and again after the cap and
+  // bias), as FlashAttention's tests' reference computes in the dtype.
+  bool dtype_scores = false;
+  RowContext(const Problem& problem, NaiveFlaw f, bool dtype = false)
+      : p(problem), keys(flawed_keys(problem, f)), dtype_scores(dtype),
         alibi_keys(problem, f == NaiveFlaw::alibi_top_left ? algo::RowKeys::Align::top_left
                                                            : algo::RowKeys::Align::bottom_right),
         scale(problem.softmax_scale()), flaw(f) {
@@ -168,10 +172,11 @@ struct RowContext {
         prob[j] = -kInf;
         continue;
       }
-      prob[j] = prob[j] * scale;
+      prob[j] = dtype_scores ? to_dtype(p.dtype, prob[j]) : prob[j] * scale;
       if (p.score_mod()) {
         float t;
         prob[j] = modified(prob[j], h, i, j, &t);
+        if (dtype_scores) prob[j] = to_dtype(p.dtype, prob[j]);
         if (tanh) (*tanh)[j] = t;
       }
       m = std::max(m, prob[j]);
@@ -237,10 +242,19 @@ struct WantedOutputs {
   }
 };
 
+// q * scale rounded to the dtype (the dtype-scores baseline's query rows), or q itself.
+FloatRows query_rows(const HostTensor& q, const Problem& p, bool dtype_scores) {
+  FloatRows rows(q);
+  if (dtype_scores)
+    for (float& x : rows.data) x = to_dtype(p.dtype, x * p.softmax_scale());
+  return rows;
+}
+
 class NaiveAttention final : public AttentionImpl {
  public:
-  explicit NaiveAttention(NaiveFlaw flaw) : flaw_(flaw) {}
+  explicit NaiveAttention(NaiveFlaw flaw, bool dtype_scores = false) : flaw_(flaw), dtype_scores_(dtype_scores) {}
   std::string name() const override {
+    if (dtype_scores_) return "naive-dtype-scores";
     return flaw_ == NaiveFlaw::none ? "naive" : std::string("naive-flawed:") + naive_flaw_name(flaw_);
   }
   bool bitwise_reproducible_backward() const override { return true; }
@@ -256,6 +270,7 @@ class NaiveAttention final : public AttentionImpl {
     return nullptr;  // the baseline has no tiles
   }
   std::string description() const override {
+    if (dtype_scores_) return "attention computed in the dtype (scores rounded to it); the second tier's baseline";
     return "naive same-dtype attention on the host (fp32 scores and softmax, P rounded to the "
            "dtype); the accuracy baseline";
   }
@@ -263,9 +278,9 @@ class NaiveAttention final : public AttentionImpl {
   std::string unsupported_reason(const Problem&, bool) const override { return {}; }
 
   void forward(const Problem& p, const ForwardArgs& a) override {
-    const RowContext ctx(p, flaw_);
+    const RowContext ctx(p, flaw_, dtype_scores_);
     const bool flip = flip_order(p, forward_calls_);
-    const FloatRows q(a.q), v(a.v);
+    const FloatRows q = query_rows(a.q, p, dtype_scores_), v(a.v);
     const FloatColumns kt(FloatRows(a.k));
     const std::vector<std::int64_t> rows = WantedOutputs(p, a.wanted).rows();  // the others stay untouched
     parallel_for(static_cast<std::int64_t>(rows.size()), [&](std::int64_t x) {
@@ -295,12 +310,12 @@ class NaiveAttention final : public AttentionImpl {
   }
 
   void backward(const Problem& p, const BackwardArgs& a) override {
-    const RowContext ctx(p, flaw_);
+    const RowContext ctx(p, flaw_, dtype_scores_);
     const WantedOutputs wanted(p, a.wanted);
     const bool reverse = flip_order(p, backward_calls_);
     const float scale = ctx.scale;
     const std::int64_t sq = p.seqlen_q, sk = p.seqlen_k, d = p.head_dim, g = p.group_size();
-    const FloatRows q(a.q), k(a.k), v(a.v), dout(a.dout);
+    const FloatRows q = query_rows(a.q, p, dtype_scores_), k(a.k), v(a.v), dout(a.dout);
     const FloatColumns kt(k), vt(v);
     // One work item per (batch, kv head): it owns dK/dV of that head and dQ of its query heads.
     parallel_for(p.batch * p.heads_kv, [&](std::int64_t r) {
@@ -346,7 +361,9 @@ class NaiveAttention final : public AttentionImpl {
           for (std::int64_t j = 0; j < sk; ++j) seen[j] = row_keys.contains(j);
           if (dq_wanted) {
             weighted_row_sums(order, seen, ds.data(), [&](std::int64_t j) { return k.row(b, hk, j); }, d, dq.data());
-            for (std::int64_t c = 0; c < d; ++c) a.dq.set(b, i, h, c, dq[c] * scale);
+            // The dtype-scores baseline: the gradient of q' = q * scale rounded, then scaled.
+            for (std::int64_t c = 0; c < d; ++c)
+              a.dq.set(b, i, h, c, dtype_scores_ ? to_dtype(p.dtype, dq[c]) * scale : dq[c] * scale);
           }
           for (std::int64_t j : keys) {
             float *dkj = dk.data() + j * d, *dvj = dv.data() + j * d;
@@ -365,7 +382,7 @@ class NaiveAttention final : public AttentionImpl {
       }
       for (std::int64_t j : keys)
         for (std::int64_t c = 0; c < d; ++c) {
-          a.dk.set(b, j, hk, c, dk[j * d + c] * scale);
+          a.dk.set(b, j, hk, c, dtype_scores_ ? dk[j * d + c] : dk[j * d + c] * scale);  // q' holds the scale
           a.dv.set(b, j, hk, c, dv[j * d + c]);
         }
     });
@@ -379,6 +396,7 @@ class NaiveAttention final : public AttentionImpl {
     return flaw_ == NaiveFlaw::batch_dependent_order && p.batch > 1;
   }
   NaiveFlaw flaw_;
+  bool dtype_scores_;
   std::atomic<std::uint64_t> forward_calls_{0}, backward_calls_{0};
 };
 
@@ -410,6 +428,10 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
 }
 
 std::unique_ptr<AttentionImpl> make_naive_attention(NaiveFlaw flaw) { return std::make_unique<NaiveAttention>(flaw); }
+
+std::unique_ptr<AttentionImpl> make_dtype_scores_baseline() {
+  return std::make_unique<NaiveAttention>(NaiveFlaw::none, true);
+}
 
 std::unique_ptr<AttentionImpl> make_flawed_naive(std::string_view impl_name) {
   for (NaiveFlaw flaw : kNaiveFlaws)

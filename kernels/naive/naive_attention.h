@@ -63,4 +63,11 @@ std::unique_ptr<AttentionImpl> make_flawed_naive(std::string_view impl_name);
 // flaw = none is the baseline ("naive"); otherwise "naive-flawed:<flaw name>".
 std::unique_ptr<AttentionImpl> make_naive_attention(NaiveFlaw flaw = NaiveFlaw::none);
 
+// The second tier's baseline (docs/spec.md "Verdicts"), "naive-dtype-scores", not registered: the
+// same computation in the dtype as FlashAttention's tests' reference with upcasting off: q * scale
+// rounded to the dtype, each score q'.k accumulated in fp32 and rounded to the dtype (the soft cap
+// and ALiBi in fp32 on it, rounded again), softmax in fp32, P rounded, O = P V in fp32 rounded; the
+// backward likewise (dP, dS rounded; dQ the rounded gradient of q' times scale, dK from q').
+std::unique_ptr<AttentionImpl> make_dtype_scores_baseline();
+
 }  // namespace flashproof

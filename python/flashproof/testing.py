@@ -47,7 +47,7 @@ def _unjudged_reason(record):
     for t in record.get("tensors", []):
         bound = t.get("rigorous_bound", {})
         unbounded, vacuous = bound.get("unbounded", 0), bound.get("vacuous", 0)
-        if t.get("verdict") == "not-judged":
+        if t.get("verdict") in ("not-judged", "pass (baseline rule)", "fail (baseline rule)"):
             parts.append(f"{t['name']}: {unbounded} elements without a finite bound, {vacuous} with a vacuous one")
         elif t.get("verdict") == "out-of-domain":
             parts.append(f"{t['name']}: out of the domain")
@@ -56,13 +56,15 @@ def _unjudged_reason(record):
     return "; ".join(parts) or "see the record"
 
 
-def assert_check(forward, case, backward=None, *, allow_regression=True, allow_unjudged=False, **options):
-    """flashproof.check on the case; fails the test (saving the case) when the verdict is fail,
-    or on an accuracy regression (rule 3) with allow_regression=False; skips it when the callable
-    raises flashproof.Unsupported (the case is unsupported, never a pass), and when the verdict is
-    not-judged or out-of-domain (no rigorous bound judged some tensor: the case judged nothing
-    there, so it is never a pass; allow_unjudged=True returns the record instead). Returns the
-    record."""
+def assert_check(forward, case, backward=None, *, allow_regression=True, allow_unjudged=False, certified_only=False,
+                 **options):
+    """flashproof.check on the case; fails the test (saving the case) when the verdict is fail or
+    fail (baseline rule), or on an accuracy regression (rule 3) with allow_regression=False; skips it
+    when the callable raises flashproof.Unsupported (the case is unsupported, never a pass), and when
+    the verdict is not-judged or out-of-domain (no rigorous bound judged some tensor: the case judged
+    nothing there, so it is never a pass; allow_unjudged=True returns the record instead). A pass by
+    the second tier (pass (baseline rule): FlashAttention's own rule judged what no rigorous bound
+    could) returns the record, or skips with certified_only=True. Returns the record."""
     try:
         record = _api.check(forward, case, backward=backward, **options)
     except Unsupported as e:
@@ -70,7 +72,10 @@ def assert_check(forward, case, backward=None, *, allow_regression=True, allow_u
     regression = not allow_regression and record.get("regression", False)
     if record["verdict"] in ("not-judged", "out-of-domain") and not regression and not allow_unjudged:
         pytest.skip(f"flashproof check: {record['verdict']} on {case.describe()}: {_unjudged_reason(record)}")
-    if record["verdict"] != "fail" and not regression:
+    if record["verdict"] == "pass (baseline rule)" and certified_only and not regression:
+        pytest.skip(f"flashproof check: pass (baseline rule) on {case.describe()}: no rigorous bound judged "
+                    f"{_unjudged_reason(record)}")
+    if record["verdict"] not in ("fail", "fail (baseline rule)") and not regression:
         return record
     reasons = [f"{t['name']}: {r}" for t in record.get("tensors", []) for r in t.get("reasons", [])]
     os.makedirs(case_dir(), exist_ok=True)

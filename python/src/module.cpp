@@ -305,6 +305,7 @@ nb::dict fuzz_campaign(nb::handle impl, std::uint64_t seed, std::optional<std::u
   nb::dict d;
   d["run"] = r.run, d["resumed"] = r.resumed, d["pass"] = r.pass, d["fail"] = r.fail;
   d["out_of_domain"] = r.out_of_domain, d["not_judged"] = r.not_judged, d["crash"] = r.crash;
+  d["pass_baseline_rule"] = r.pass_baseline_rule, d["fail_baseline_rule"] = r.fail_baseline_rule;
   d["failure_files"] = r.failure_files;
   std::uint64_t unsupported = 0;
   for (const auto& [name, n] : r.unsupported) unsupported += n;

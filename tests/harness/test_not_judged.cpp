@@ -99,8 +99,9 @@ TEST(NotJudged, ShippedImplementationsStayInsideTheirEnvelopes) {
 }
 
 // Inside the domain: 2^21 keys and more take the flash model's tensor-core sums past gamma's
-// convergence (n 2^-22 >= 1/2), so O and LSE have no finite bound. A correct result is not judged,
-// and a wrong one still fails on its envelope.
+// convergence (n 2^-22 >= 1/2), so O and LSE have no finite bound. A correct result is not judged
+// by the first tier (the second then passes it by the baseline rule), and a wrong one still fails
+// on its envelope.
 TEST(NotJudged, InsideTheDomainWithoutABoundIsNotJudgedAndEnvelopesStillFail) {
   using test_impls::register_broken;
   register_broken("naive-judged-as-flash", "naive", ArithmeticModel::flash, {});
@@ -112,11 +113,14 @@ TEST(NotJudged, InsideTheDomainWithoutABoundIsNotJudgedAndEnvelopesStillFail) {
   c.problem.head_dim = 8;
   c.seed = 2;
   c.impl = "naive-judged-as-flash";
-  const CheckRecord honest = run_check(c);
+  CheckOptions first_tier_only;
+  first_tier_only.baseline_rule = false;
+  const CheckRecord honest = run_check(c, first_tier_only);
   ASSERT_TRUE(honest.in_domain);
   EXPECT_EQ(honest.verdict, Verdict::not_judged) << to_table(honest);
   EXPECT_EQ(tensor(honest, "O").verdict, Verdict::not_judged);
   EXPECT_GT(tensor(honest, "O").unbounded, 0);
+  EXPECT_EQ(tensor(run_check(c), "O").verdict, Verdict::pass_baseline_rule);
   c.impl = "naive-as-flash-o-minus-1000";
   const CheckRecord wrong = run_check(c);
   EXPECT_EQ(wrong.verdict, Verdict::fail) << to_table(wrong);

@@ -120,11 +120,35 @@ def test_user_style_parametrised(case):
 
 
 def test_assert_check_skips_a_not_judged_case_with_the_reason():
-    # bf16 logits near 1e15: the float64 kernel's dQ and dK are exactly 0 like the exact ones, and
-    # the flash model's bounds there reach the envelopes': not judged, so a skip, never a pass.
-    case = flashproof.Case(seqlen_q=16, head_dim=32, dtype="bf16", distribution="large-logits:1e15", backward=True)
+    # fp16 logits near 1e5: the flash model's dV bound is vacuous, and the dtype computation's scores
+    # overflow fp16, so neither tier judges dV: a skip, never a pass.
+    case = flashproof.Case(seqlen_q=16, head_dim=32, dtype="fp16", distribution="large-logits:1e5", backward=True)
     record = flashproof.check(kernels.forward, case, backward=kernels.backward)
     assert record["verdict"] == "not-judged", record["verdict"]
-    with pytest.raises(pytest.skip.Exception, match=r"not-judged on .*dQ: \d+ elements without a finite bound, \d+ with a vacuous one"):
+    with pytest.raises(pytest.skip.Exception, match=r"not-judged on .*dV: \d+ elements without a finite bound, \d+ with a vacuous one"):
         ft.assert_check(kernels.forward, case, backward=kernels.backward)
     assert ft.assert_check(kernels.forward, case, backward=kernels.backward, allow_unjudged=True)["verdict"] == "not-judged"
+
+
+def test_a_pass_by_the_baseline_rule_returns_or_skips_when_only_certified_verdicts_count():
+    # bf16 logits near 1e15, judged by the naive model (no LSE recomputed): dQ, dK, dV and O not
+    # judged by their bounds; the second tier passes them.
+    case = flashproof.Case(seqlen_q=16, head_dim=32, dtype="bf16", distribution="large-logits:1e15", backward=True)
+    record = ft.assert_check(kernels.forward, case, backward=kernels.backward, model="naive")
+    assert record["verdict"] == "pass (baseline rule)", record["verdict"]
+    with pytest.raises(pytest.skip.Exception, match=r"pass \(baseline rule\) on .*no rigorous bound judged"):
+        ft.assert_check(kernels.forward, case, backward=kernels.backward, model="naive", certified_only=True)
+
+
+def test_a_failure_of_the_baseline_rule_fails_the_test(tmp_path, monkeypatch):
+    # The same case with dV doubled: its bound is vacuous, but twice dV is far past three times the
+    # dtype computation's error.
+    monkeypatch.setenv("FLASHPROOF_CASE_DIR", str(tmp_path))
+    case = flashproof.Case(seqlen_q=16, head_dim=32, dtype="bf16", distribution="large-logits:1e15", backward=True)
+
+    def doubled_dv(q, k, v, o, lse, dout, p):
+        dq, dk, dv = kernels.backward(q, k, v, o, lse, dout, p)
+        return dq, dk, kernels.to_dtype(kernels.to_float64(dv) * 2, p.dtype)
+
+    with pytest.raises(pytest.fail.Exception, match=r"fail \(baseline rule\)"):
+        ft.assert_check(kernels.forward, case, backward=doubled_dv, model="naive")

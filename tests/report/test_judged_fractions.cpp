@@ -50,7 +50,7 @@ TEST(JudgedFractions, CountsRecordsByLogitClassAndTensorsByName) {
   EXPECT_EQ(f.by_tensor[1].judged, 1u);
   EXPECT_EQ(f.by_tensor[1].not_judged, 2u);
   EXPECT_EQ(judged_summary(f),
-            "judged (pass or fail) 2 of 5 records (40%); by the largest |scale q.k|: <10 1/1, 1e3-1e6 0/1, >=1e6 1/2, "
+            "judged (pass or fail) 2 of 5 records (40%), by the baseline rule 0; by the largest |scale q.k|: <10 1/1, 1e3-1e6 0/1, >=1e6 1/2, "
             "unknown 0/1; per tensor: O 3/4, dV 1/3");
 }
 
