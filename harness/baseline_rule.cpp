@@ -46,7 +46,8 @@ void apply_baseline_rule(TensorCheck& t, const HostTensor& dtype_out, const refe
   double size = 0, narrowest = INFINITY;
   for (std::size_t x = 0; x < ref.value.size(); ++x) {
     if (!ref.checked[x] || !std::isfinite(ref.value[x])) continue;
-    size = std::max(size, std::fabs(ref.value[x]) - ref.bound[x]);
+    const double m = x < ref.magnitude.size() && std::isfinite(ref.magnitude[x]) ? ref.magnitude[x] : 0.0;
+    size = std::max(size, std::max(std::fabs(ref.value[x]), m) - ref.bound[x]);
     if (x < envelope.hi.size()) narrowest = std::min(narrowest, envelope.hi[x] - envelope.lo[x]);
   }
   // Like a vacuous bound (verdict.cpp), a vacuous tolerance still fails what lies beyond it, but

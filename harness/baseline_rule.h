@@ -18,8 +18,8 @@ namespace flashproof {
 // reference; k is rule 3's factor for the tensor, lse_share the allowance of a backward that
 // recomputes P from the LSE it is given (given_lse_share). A tolerance that judges nothing passes
 // nothing, as a vacuous bound does not (docs/error-bounds.md "Not judged"): one at least the
-// tensor's largest exact magnitude, or where every exact value is 0 at least `fraction` of the
-// narrowest envelope width (`envelope`, CheckOptions::vacuous_envelope_fraction), or not finite;
+// tensor's largest exact magnitude (|r| or its summands' size), or where every magnitude is 0 at
+// least `fraction` of the narrowest envelope width (`envelope`, CheckOptions::vacuous_envelope_fraction), or not finite;
 // an error beyond it still fails. Leaves any other verdict as it is.
 void apply_baseline_rule(TensorCheck& t, const HostTensor& dtype_out, const reference::CertifiedTensor& ref,
                          const bounds::Envelope& envelope, double fraction, double k, double lse_share = 0);

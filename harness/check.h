@@ -61,7 +61,7 @@ struct CheckOptions {
   // bound judges. Far above any floating-point evaluation's error (fp32 sums, P rounded to bf16:
   // a few 2^-8), far below a wrong answer's.
   double envelope_slack = 1.0 / 16;
-  // Where every exact value of a tensor is 0, a finite rigorous bound is vacuous (judges nothing:
+  // Where every magnitude of a tensor is 0, a finite rigorous bound is vacuous (judges nothing:
   // TensorCheck::vacuous) from this fraction of the element's envelope width on (what any attention
   // of these inputs could return; docs/error-bounds.md "Not judged").
   double vacuous_envelope_fraction = 1.0 / 16;
@@ -149,8 +149,9 @@ struct TensorCheck {
   // rigorous_bound.unbounded.
   std::int64_t unbounded = 0;
   // Compared finite elements whose finite bound is vacuous: at least the tensor's largest exact
-  // magnitude, so that rule 2 admits 0 and twice the answer (at large logits the model's P may be
-  // off by its own size); where every exact value is 0, at least
+  // magnitude (the larger of |r| and its summands' size, CertifiedTensor::magnitude), so that rule 2
+  // admits 0 and twice the answer at the size of what the tensor is summed from (at large logits
+  // the model's P may be off by its own size); where every magnitude is 0, at least
   // CheckOptions::vacuous_envelope_fraction of the element's envelope width. Still held to
   // the bound; any makes a tensor that does not fail not_judged. JSON: rigorous_bound.vacuous;
   // not_judged is unbounded + vacuous.

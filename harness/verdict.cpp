@@ -92,13 +92,20 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
 }
 
 // The size at which a rigorous bound stops judging, per element: the tensor's largest exact
-// magnitude among the compared elements (|r| less its reference bound): a bound that reaches it
-// admits 0 for the largest element and twice the exact value at its own. Where every exact value is
-// 0 (one key, a one-hot softmax), `fraction` of the element's envelope width, what any attention of
-// these inputs could return: a bound that reaches it admits a good part of that. Never below 16 of
+// magnitude among the compared elements, the larger of |r| and its summands' size
+// (CertifiedTensor::magnitude, as the rounding floor measures it), less its reference bound. A bound
+// that reaches |r| admits 0 and twice the exact value; one below the summands' size still judges
+// where they cancel (dQ and dK of a peaked softmax, exactly 0 for a one-hot one), since no
+// evaluation can do better than a rounding of them. Where every magnitude is 0, `fraction` of the
+// element's envelope width, what any attention of these inputs could return. Never below 16 of
 // the dtype's smallest subnormal steps: a tensor of values that small (subnormal inputs) is judged
 // as finely as the dtype can hold it. An element without a finite envelope (never inside the
 // domain), or a check without envelopes: the dtype's largest finite value, as before the envelopes.
+// The size of element x's summands (CertifiedTensor::magnitude), 0 where the reference gives none.
+double summands(const reference::CertifiedTensor& ref, std::size_t x) {
+  return x < ref.magnitude.size() && std::isfinite(ref.magnitude[x]) ? ref.magnitude[x] : 0.0;
+}
+
 class VacuousAt {
  public:
   VacuousAt(DType t, const reference::CertifiedTensor& ref, const ComparedMask& compared,
@@ -106,7 +113,8 @@ class VacuousAt {
       : envelope_(envelope), fraction_(fraction) {
     double size = 0;
     for (std::size_t x = 0; x < ref.value.size(); ++x)
-      if (compared[x] && std::isfinite(ref.value[x])) size = std::max(size, std::fabs(ref.value[x]) - ref.bound[x]);
+      if (compared[x] && std::isfinite(ref.value[x]))
+        size = std::max(size, std::max(std::fabs(ref.value[x]), summands(ref, x)) - ref.bound[x]);
     exact_zero_ = !(size > 0);
     size_ = std::max(size, 16 * from_bits(t, 1));
     largest_ = from_bits(t, to_bits(t, 0x1p200) - 1);
