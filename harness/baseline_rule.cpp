@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/metrics.h"
+#include "harness/verdict.h"
 
 namespace flashproof {
 
@@ -43,13 +44,11 @@ void apply_baseline_rule(TensorCheck& t, const HostTensor& dtype_out, const refe
   // baseline itself fail against the dtype-scores order alone (dQ 2.5e-4 against 3 x 4.4e-5).
   const double base_error = std::max(base.max_abs, t.baseline_not_finite == 0 ? t.baseline_errors.max_abs : 0.0);
   b.tolerance = k * (base_error + t.d_error_share + lse_share) + t.floor;
-  double size = 0, narrowest = INFINITY;
-  for (std::size_t x = 0; x < ref.value.size(); ++x) {
-    if (!ref.checked[x] || !std::isfinite(ref.value[x])) continue;
-    const double m = x < ref.magnitude.size() && std::isfinite(ref.magnitude[x]) ? ref.magnitude[x] : 0.0;
-    size = std::max(size, std::max(std::fabs(ref.value[x]), m) - ref.bound[x]);
-    if (x < envelope.hi.size()) narrowest = std::min(narrowest, envelope.hi[x] - envelope.lo[x]);
-  }
+  const double size = exact_tensor_size(ref, ref.checked);
+  double narrowest = INFINITY;
+  for (std::size_t x = 0; x < ref.value.size(); ++x)
+    if (ref.checked[x] && std::isfinite(ref.value[x]) && x < envelope.hi.size())
+      narrowest = std::min(narrowest, envelope.hi[x] - envelope.lo[x]);
   // Like a vacuous bound (verdict.cpp), a vacuous tolerance still fails what lies beyond it, but
   // what lies within it stays not judged.
   b.vacuous = !(b.tolerance < (size > 0 ? size : fraction * narrowest));

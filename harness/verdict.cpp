@@ -101,20 +101,12 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
 // the dtype's smallest subnormal steps: a tensor of values that small (subnormal inputs) is judged
 // as finely as the dtype can hold it. An element without a finite envelope (never inside the
 // domain), or a check without envelopes: the dtype's largest finite value, as before the envelopes.
-// The size of element x's summands (CertifiedTensor::magnitude), 0 where the reference gives none.
-double summands(const reference::CertifiedTensor& ref, std::size_t x) {
-  return x < ref.magnitude.size() && std::isfinite(ref.magnitude[x]) ? ref.magnitude[x] : 0.0;
-}
-
 class VacuousAt {
  public:
   VacuousAt(DType t, const reference::CertifiedTensor& ref, const ComparedMask& compared,
             const bounds::Envelope* envelope, double fraction)
       : envelope_(envelope), fraction_(fraction) {
-    double size = 0;
-    for (std::size_t x = 0; x < ref.value.size(); ++x)
-      if (compared[x] && std::isfinite(ref.value[x]))
-        size = std::max(size, std::max(std::fabs(ref.value[x]), summands(ref, x)) - ref.bound[x]);
+    const double size = exact_tensor_size(ref, compared.get());
     exact_zero_ = !(size > 0);
     size_ = std::max(size, 16 * from_bits(t, 1));
     largest_ = from_bits(t, to_bits(t, 0x1p200) - 1);
@@ -190,6 +182,16 @@ void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::C
 }
 
 }  // namespace
+
+double exact_tensor_size(const reference::CertifiedTensor& ref, const std::vector<std::uint8_t>& compared) {
+  double size = 0;
+  for (std::size_t x = 0; x < ref.value.size(); ++x) {
+    if (!compared[x] || !std::isfinite(ref.value[x])) continue;
+    const double summands = x < ref.magnitude.size() && std::isfinite(ref.magnitude[x]) ? ref.magnitude[x] : 0.0;
+    size = std::max(size, std::max(std::fabs(ref.value[x]), summands) - ref.bound[x]);
+  }
+  return size;
+}
 
 TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
                          const HostTensor& baseline, const reference::CertifiedTensor& ref,

@@ -33,6 +33,11 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual, cons
                          bool regression_applies, const CheckOptions& opt,
                          const std::vector<double>* from_d_error = nullptr);
 
+// The size a bound or the second tier's tolerance must stay below to judge anything
+// (docs/error-bounds.md "Not judged"): over the `compared` elements, the largest of |r| and its
+// summands' size (CertifiedTensor::magnitude), less the reference's bound; 0 where every one is 0.
+double exact_tensor_size(const reference::CertifiedTensor& ref, const std::vector<std::uint8_t>& compared);
+
 // Whether rule 3 judges O and the gradients: every row's |LSE| (finite ones) within its range
 // (CheckOptions::regression_lse_fraction).
 bool regression_rule_applies(const std::vector<double>& lse, DType dtype, const CheckOptions& opt);
