@@ -104,8 +104,10 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
         const double th = arg(x) + weight_log;
         s_lo += r.p_lo[x] * exp_neg_small(th), s_up += r.p_up[x] * exp_small(th);
       }
-    const double den_lo = s_lo * (1 - g_sum) * (1 - 0x1p-40) - zeta;
-    const double den_up = s_up * (1 + g_sum) * (1 + 0x1p-40) + zeta;
+    // The absolute terms are below zeta times the computed sum l^ (zeta's definition), so they
+    // scale it by 1/(1 + zeta) to 1/(1 - zeta), relative to the top key's frame as to the maximum's.
+    const double den_lo = s_lo * (1 - g_sum) * (1 - 0x1p-40) / (1 + zeta);
+    const double den_up = zeta < 1 ? s_up * (1 + g_sum) * (1 + 0x1p-40) / (1 - zeta) : kInf;
     for (std::int64_t x = 0; x < n; ++x)
       if (!r.far[x]) {
         const double th = arg(x) + weight_log + numer_round;

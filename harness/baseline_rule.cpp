@@ -25,7 +25,8 @@ double given_lse_share(const HostTensor& lse_given, const reference::CertifiedTe
 }
 
 void apply_baseline_rule(TensorCheck& t, const HostTensor& dtype_out, const reference::CertifiedTensor& ref,
-                         const bounds::Envelope& envelope, double fraction, double k, double lse_share) {
+                         const bounds::Envelope& envelope, const CheckOptions& opt, double k,
+                         double lse_share) {
   if (t.verdict != Verdict::not_judged) return;
   CompareOptions co;
   co.rel_floor = t.floor;
@@ -44,14 +45,23 @@ void apply_baseline_rule(TensorCheck& t, const HostTensor& dtype_out, const refe
   // baseline itself fail against the dtype-scores order alone (dQ 2.5e-4 against 3 x 4.4e-5).
   const double base_error = std::max(base.max_abs, t.baseline_not_finite == 0 ? t.baseline_errors.max_abs : 0.0);
   b.tolerance = k * (base_error + t.d_error_share + lse_share) + t.floor;
-  const double size = exact_tensor_size(ref, ref.checked);
+  const double size = exact_tensor_size(ref, ref.checked, opt.vacuous_magnitude_fraction);
   double narrowest = INFINITY;
   for (std::size_t x = 0; x < ref.value.size(); ++x)
     if (ref.checked[x] && std::isfinite(ref.value[x]) && x < envelope.hi.size())
       narrowest = std::min(narrowest, envelope.hi[x] - envelope.lo[x]);
   // Like a vacuous bound (verdict.cpp), a vacuous tolerance still fails what lies beyond it, but
   // what lies within it stays not judged.
-  b.vacuous = !(b.tolerance < (size > 0 ? size : fraction * narrowest));
+  b.vacuous = !(b.tolerance < (size > 0 ? size : opt.vacuous_envelope_fraction * narrowest));
+  if (t.inf_within_vacuous_bound > 0) {
+    // An infinity for a finite exact value, which the finite dtype computation did not return: its
+    // error exceeds any finite tolerance (the first tier admitted it under a bound judging nothing).
+    t.verdict = Verdict::fail_baseline_rule;
+    t.reasons.push_back("second tier: " + std::to_string(t.inf_within_vacuous_bound) +
+                        " infinities where the exact value and the dtype computation are finite "
+                        "(docs/spec.md \"Verdicts\")");
+    return;
+  }
   if (t.errors.max_abs <= b.tolerance) {
     if (!b.vacuous) t.verdict = Verdict::pass_baseline_rule;
     return;

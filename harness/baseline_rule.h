@@ -18,11 +18,14 @@ namespace flashproof {
 // reference; k is rule 3's factor for the tensor, lse_share the allowance of a backward that
 // recomputes P from the LSE it is given (given_lse_share). A tolerance that judges nothing passes
 // nothing, as a vacuous bound does not (docs/error-bounds.md "Not judged"): one at least the
-// tensor's largest exact magnitude (|r| or its summands' size), or where every magnitude is 0 at
-// least `fraction` of the narrowest envelope width (`envelope`, CheckOptions::vacuous_envelope_fraction), or not finite;
-// an error beyond it still fails. Leaves any other verdict as it is.
+// tensor's exact size (exact_tensor_size with CheckOptions::vacuous_magnitude_fraction), or where
+// every magnitude is 0 at least CheckOptions::vacuous_envelope_fraction of the narrowest envelope
+// width (`envelope`), or not finite; an error beyond it still fails. So does an infinity the first
+// tier admitted under a vacuous bound (TensorCheck::inf_within_vacuous_bound), where the dtype
+// computation stayed finite. Leaves any other verdict as it is.
 void apply_baseline_rule(TensorCheck& t, const HostTensor& dtype_out, const reference::CertifiedTensor& ref,
-                         const bounds::Envelope& envelope, double fraction, double k, double lse_share = 0);
+                         const bounds::Envelope& envelope, const CheckOptions& opt, double k,
+                         double lse_share = 0);
 
 // A flash-model backward recomputes P from the LSE it is given, fp32 and the implementation's own,
 // where the dtype computation recomputes the softmax: as rule 3 allows the given O's share of D, the

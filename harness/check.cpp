@@ -268,16 +268,15 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
     const std::unique_ptr<AttentionImpl> dtype_baseline = make_dtype_scores_baseline();
     const Outputs dt = run_implementation(*dtype_baseline, valid, c.backward, in, wanted(ctx));
     const double kf = opt.k_forward, kb = opt.k_backward;
-    const double nu = opt.vacuous_envelope_fraction;
-    apply_baseline_rule(r.tensors[0], dt.o, fwd.o, envelopes.o, nu, kf);
-    apply_baseline_rule(r.tensors[1], dt.lse, fwd.lse, envelopes.lse, nu, kf);
+    apply_baseline_rule(r.tensors[0], dt.o, fwd.o, envelopes.o, opt, kf);
+    apply_baseline_rule(r.tensors[1], dt.lse, fwd.lse, envelopes.lse, opt, kf);
     if (c.backward) {
       const reference::BackwardResult& bwd = *ctx.reference.backward;
       const bool from_lse = impl->arithmetic_model() == ArithmeticModel::flash;
       auto share = [&](const reference::CertifiedTensor& g) { return from_lse ? given_lse_share(out.lse, fwd.lse, g) : 0.0; };
-      apply_baseline_rule(r.tensors[2], dt.dq, bwd.dq, envelopes.dq, nu, kb, share(bwd.dq));
-      apply_baseline_rule(r.tensors[3], dt.dk, bwd.dk, envelopes.dk, nu, kb, share(bwd.dk));
-      apply_baseline_rule(r.tensors[4], dt.dv, bwd.dv, envelopes.dv, nu, kb, share(bwd.dv));
+      apply_baseline_rule(r.tensors[2], dt.dq, bwd.dq, envelopes.dq, opt, kb, share(bwd.dq));
+      apply_baseline_rule(r.tensors[3], dt.dk, bwd.dk, envelopes.dk, opt, kb, share(bwd.dk));
+      apply_baseline_rule(r.tensors[4], dt.dv, bwd.dv, envelopes.dv, opt, kb, share(bwd.dv));
     }
   }
   r.seconds_checks = since(t0);

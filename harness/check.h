@@ -65,6 +65,11 @@ struct CheckOptions {
   // TensorCheck::vacuous) from this fraction of the element's envelope width on (what any attention
   // of these inputs could return; docs/error-bounds.md "Not judged").
   double vacuous_envelope_fraction = 1.0 / 16;
+  // A bound is vacuous from the tensor's largest |r| on, or from this fraction of its summands'
+  // size (CertifiedTensor::magnitude) where that is more: where the summands cancel (dQ, dK of a
+  // peaked softmax) a bound well below them still judges, one of their whole size admits what any
+  // sum of them could give (docs/error-bounds.md "Not judged").
+  double vacuous_magnitude_fraction = 1.0 / 16;
   // Every rigorous bound multiplied by this before rule 2: 1 in every product path. Other values
   // are the deliberately loosened and tightened bounds that the tightness band's twin tests must
   // see fail (bench/bound_tightness --bound-scale); not in case files, not on the command line.
@@ -148,10 +153,10 @@ struct TensorCheck {
   // not judged by rule 2; any makes a tensor that does not fail not_judged. JSON:
   // rigorous_bound.unbounded.
   std::int64_t unbounded = 0;
-  // Compared finite elements whose finite bound is vacuous: at least the tensor's largest exact
-  // magnitude (the larger of |r| and its summands' size, CertifiedTensor::magnitude), so that rule 2
-  // admits 0 and twice the answer at the size of what the tensor is summed from (at large logits
-  // the model's P may be off by its own size); where every magnitude is 0, at least
+  // Compared finite elements whose finite bound is vacuous: at least the tensor's exact size (the
+  // larger of its largest |r| and CheckOptions::vacuous_magnitude_fraction of its summands' size,
+  // CertifiedTensor::magnitude; exact_tensor_size), so that rule 2 admits 0 and twice the answer
+  // (at large logits the model's P may be off by its own size); where every magnitude is 0, at least
   // CheckOptions::vacuous_envelope_fraction of the element's envelope width. Still held to
   // the bound; any makes a tensor that does not fail not_judged. JSON: rigorous_bound.vacuous;
   // not_judged is unbounded + vacuous.
@@ -164,8 +169,10 @@ struct TensorCheck {
   // valid where no intermediate overflowed, which a finite result certifies).
   std::int64_t conditional = 0;
   // Infinities where the exact value is finite but r +- (bound + reference bound) rounds to that
-  // infinity: admitted by rule 2 and left out of the comparison (not inf mismatches).
+  // infinity: admitted by rule 2 and left out of the comparison (not inf mismatches). Those whose
+  // bound is vacuous are counted in `vacuous` too, and here: the second tier fails them.
   std::int64_t inf_within_bound = 0;
+  std::int64_t inf_within_vacuous_bound = 0;
   double max_rigorous_bound = 0;  // over compared elements with a finite bound
   double bound_ratio = 0;         // max |actual - reference| / rigorous bound: how tight the bound is
   std::int64_t bound_ratio_index = -1;  // linear index of that element

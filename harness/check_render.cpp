@@ -105,7 +105,11 @@ std::string to_table(const CheckRecord& r) {
         << " + floor\n";
     if (t.inf_within_bound > 0)
       s << "       " << t.inf_within_bound << " infinities where the exact value is finite but the "
-        << "rigorous bound reaches beyond the " << dtype_name(t.dtype) << " range (admitted)\n";
+        << "rigorous bound reaches beyond the " << dtype_name(t.dtype) << " range (admitted"
+        << (t.inf_within_vacuous_bound > 0
+                ? "; " + std::to_string(t.inf_within_vacuous_bound) + " under a vacuous bound: not judged"
+                : std::string())
+        << ")\n";
     if (t.beyond_range > 0)
       s << "       exact value beyond the " << dtype_name(t.dtype)
         << " range at " << t.beyond_range << " elements: " << t.overflow_as_inf

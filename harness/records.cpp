@@ -357,6 +357,7 @@ void to_json(json::Value& j, const TensorCheck& t) {
                          {"vacuous", t.vacuous},
                          {"conditional", t.conditional},
                          {"inf_within_bound", t.inf_within_bound},
+                         {"inf_within_vacuous_bound", t.inf_within_vacuous_bound},
                          {"max_bound", t.max_rigorous_bound},
                          {"max_error_over_bound", t.bound_ratio},
                          {"worst_element", element_json(t.worst_element, true)}};

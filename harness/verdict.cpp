@@ -91,12 +91,12 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
   return o;
 }
 
-// The size at which a rigorous bound stops judging, per element: the tensor's largest exact
-// magnitude among the compared elements, the larger of |r| and its summands' size
-// (CertifiedTensor::magnitude, as the rounding floor measures it), less its reference bound. A bound
-// that reaches |r| admits 0 and twice the exact value; one below the summands' size still judges
-// where they cancel (dQ and dK of a peaked softmax, exactly 0 for a one-hot one), since no
-// evaluation can do better than a rounding of them. Where every magnitude is 0, `fraction` of the
+// The size at which a rigorous bound stops judging, per element: the tensor's exact size among the
+// compared elements (exact_tensor_size: the larger of its largest |r| and `magnitude_fraction` of its
+// summands' size, less the reference bound). A bound that reaches |r| admits 0 and twice the exact
+// value; one well below the summands' size still judges where they cancel (dQ and dK of a peaked
+// softmax, exactly 0 for a one-hot one), since no evaluation can do better than a rounding of them,
+// but one of their whole size admits any sum of them. Where every magnitude is 0, `fraction` of the
 // element's envelope width, what any attention of these inputs could return. Never below 16 of
 // the dtype's smallest subnormal steps: a tensor of values that small (subnormal inputs) is judged
 // as finely as the dtype can hold it. An element without a finite envelope (never inside the
@@ -104,9 +104,9 @@ RangeOutcome range_outcome(const HostTensor& a, const reference::CertifiedTensor
 class VacuousAt {
  public:
   VacuousAt(DType t, const reference::CertifiedTensor& ref, const ComparedMask& compared,
-            const bounds::Envelope* envelope, double fraction)
+            const bounds::Envelope* envelope, double fraction, double magnitude_fraction)
       : envelope_(envelope), fraction_(fraction) {
-    const double size = exact_tensor_size(ref, compared.get());
+    const double size = exact_tensor_size(ref, compared.get(), magnitude_fraction);
     exact_zero_ = !(size > 0);
     size_ = std::max(size, 16 * from_bits(t, 1));
     largest_ = from_bits(t, to_bits(t, 0x1p200) - 1);
@@ -139,9 +139,10 @@ class VacuousAt {
 void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::CertifiedTensor& ref,
                     const std::vector<double>& bound, const std::vector<std::uint8_t>& cls,
                     ComparedMask& compared, const bounds::Envelope* envelope,
-                    const std::vector<std::uint8_t>* conditional, double vacuous_fraction) {
+                    const std::vector<std::uint8_t>* conditional, const CheckOptions& opt) {
   const DType dt = actual.dtype();
-  const VacuousAt vacuous_at(dt, ref, compared, envelope, vacuous_fraction);
+  const VacuousAt vacuous_at(dt, ref, compared, envelope, opt.vacuous_envelope_fraction,
+                             opt.vacuous_magnitude_fraction);
   actual.for_each_value([&](std::size_t x, double a) {
     if (!compared[x]) return;
     const double r = ref.value[x], b = bound[x];
@@ -159,6 +160,8 @@ void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::C
         if (round_to(dt, a > 0 ? r + reach : r - reach) == a) {
           compared.remove(x);
           ++t.inf_within_bound;
+          // Admitted by a bound that judges nothing: not judged, like a finite value there.
+          if (b >= vacuous_at(x)) ++t.vacuous, ++t.inf_within_vacuous_bound;
         }
       }
       return;
@@ -183,12 +186,13 @@ void judge_rigorous(TensorCheck& t, const HostTensor& actual, const reference::C
 
 }  // namespace
 
-double exact_tensor_size(const reference::CertifiedTensor& ref, const std::vector<std::uint8_t>& compared) {
+double exact_tensor_size(const reference::CertifiedTensor& ref, const std::vector<std::uint8_t>& compared,
+                         double magnitude_fraction) {
   double size = 0;
   for (std::size_t x = 0; x < ref.value.size(); ++x) {
     if (!compared[x] || !std::isfinite(ref.value[x])) continue;
     const double summands = x < ref.magnitude.size() && std::isfinite(ref.magnitude[x]) ? ref.magnitude[x] : 0.0;
-    size = std::max(size, std::max(std::fabs(ref.value[x]), summands) - ref.bound[x]);
+    size = std::max(size, std::max(std::fabs(ref.value[x]), magnitude_fraction * summands) - ref.bound[x]);
   }
   return size;
 }
@@ -217,8 +221,7 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual,
   ComparedMask base_compared(ref.checked), compared(ref.checked);
   range_outcome(baseline, ref, cls, base_compared);
   const RangeOutcome range = range_outcome(actual, ref, cls, compared, &rigorous);
-  judge_rigorous(t, actual, ref, rigorous, cls, compared, judges.envelope, judges.conditional,
-                 opt.vacuous_envelope_fraction);
+  judge_rigorous(t, actual, ref, rigorous, cls, compared, judges.envelope, judges.conditional, opt);
   t.beyond_range = range.beyond;
   t.overflow_as_inf = range.as_inf;
   t.finite_beyond_range = range.finite;

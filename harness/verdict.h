@@ -34,9 +34,11 @@ TensorCheck check_tensor(const std::string& name, const HostTensor& actual, cons
                          const std::vector<double>* from_d_error = nullptr);
 
 // The size a bound or the second tier's tolerance must stay below to judge anything
-// (docs/error-bounds.md "Not judged"): over the `compared` elements, the largest of |r| and its
-// summands' size (CertifiedTensor::magnitude), less the reference's bound; 0 where every one is 0.
-double exact_tensor_size(const reference::CertifiedTensor& ref, const std::vector<std::uint8_t>& compared);
+// (docs/error-bounds.md "Not judged"): over the `compared` elements, the largest of |r| and
+// `magnitude_fraction` of its summands' size (CertifiedTensor::magnitude), less the reference's
+// bound; 0 where every one is 0.
+double exact_tensor_size(const reference::CertifiedTensor& ref, const std::vector<std::uint8_t>& compared,
+                         double magnitude_fraction);
 
 // Whether rule 3 judges O and the gradients: every row's |LSE| (finite ones) within its range
 // (CheckOptions::regression_lse_fraction).

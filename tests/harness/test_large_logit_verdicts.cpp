@@ -145,8 +145,10 @@ TEST(LargeLogitVerdicts, OrdinaryLogitsStayJudged) {
 // fp16 inputs near 200 with the default scale: dQ and dK are 0 within the reference's bound. Their
 // bound passed 65504 before docs/error-bounds.md (F5'), so any finite value was accepted as pass
 // (dK + 1000 passed); it is now 1.3e3 and 2.6e3 (what an fp16 dP of 1e4 costs), far below the size
-// of their summands (P (|dP| + |D|) |K| |scale|, near 1e5): judged against the bound, and dK + 1e4
-// fails. The twin: the same bounds scaled past those summands count as vacuous, not judged.
+// of their summands (P (|dP| + |D|) |K| |scale|, above 1e5): judged against the bound, and dK + 1e4
+// fails. The twins: the same bounds scaled past those summands count as vacuous, not judged; and
+// scaled by 100, between a sixteenth and the whole of the summands' size, too (the rule of
+// 2026-11-28, against the summands' whole size, still judged them: any value up to it passed).
 TEST(LargeLogitVerdicts, ExactZeroGradientsAreJudgedWhereTheBoundIsBelowTheirSummands) {
   test_impls::register_broken("fp16-dk-plus-1e4", "naive", ArithmeticModel::naive, {},
                               [](const Problem&, BackwardArgs& a) {
@@ -160,7 +162,13 @@ TEST(LargeLogitVerdicts, ExactZeroGradientsAreJudgedWhereTheBoundIsBelowTheirSum
   loosened.bound_scale = 1e4;
   loosened.baseline_rule = false;
   const CheckRecord twin = run_check(c, loosened);
+  CheckOptions half_summands = loosened, half_summands_old_rule = loosened;
+  half_summands.bound_scale = half_summands_old_rule.bound_scale = 100;
+  half_summands_old_rule.vacuous_magnitude_fraction = 1;
+  const CheckRecord half = run_check(c, half_summands), half_old = run_check(c, half_summands_old_rule);
   for (const char* name : {"dQ", "dK"}) {
+    EXPECT_EQ(tensor(half, name).verdict, Verdict::not_judged) << name << "\n" << to_table(half);
+    EXPECT_EQ(tensor(half_old, name).verdict, Verdict::pass) << name << "\n" << to_table(half_old);
     const TensorCheck& t = tensor(honest, name);
     EXPECT_LT(t.max_rigorous_bound, 65504) << name << "\n" << to_table(honest);
     EXPECT_GT(t.max_rigorous_bound, 100) << name << ": the case no longer has exact zeros with a large bound";
