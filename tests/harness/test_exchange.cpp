@@ -552,6 +552,48 @@ TEST(ExchangeCli, ImportedOutputsAreJudgedEndToEnd) {
   EXPECT_NE(read_text(judged / "report" / "summary.md").find("imported:fake-naive"), std::string::npos);
 }
 
+// The second tier's exit status end to end: at bf16 logits near 3e4 the flash model's dV bound
+// admits 0 and twice the answer at a few elements (first tier: not judged), and the baseline rule
+// judges dV. The naive outputs pass it (exit 0, "pass (baseline rule)"); the same outputs with one dV
+// element moved by half its rigorous bound (within the vacuous first-tier bound) fail it: exit 5,
+// "fail (baseline rule)", from replay and from check (which finds the exported case by its inputs).
+TEST(ExchangeCli, AFailOfTheBaselineRuleExitsFive) {
+  const fs::path out = scratch("cli_tier2");
+  Case c;
+  c.backward = true;
+  c.problem.dtype = DType::bf16;
+  c.problem.seqlen_q = c.problem.seqlen_k = 16;
+  c.problem.head_dim = 32;
+  c.dist = *parse_distribution("large-logits:3e4");
+  c.seed = 1;
+  const std::string dir = (out / exchange::write_case(out.string(), c)).string();
+  Outputs honest = naive_outputs(dir, c);
+  exchange::write_outputs(dir, "honest", honest);
+  const bounds::ImplementationBounds b = rigorous_bounds(c, ArithmeticModel::flash);
+  const std::size_t at = std::max_element(b.dv.begin(), b.dv.end()) - b.dv.begin();
+  Outputs wrong = honest;
+  const Shape& s = wrong.dv.shape();  // [batch, seqlen_k, heads_kv, head_dim]
+  const std::int64_t col = static_cast<std::int64_t>(at) % s[3], key = static_cast<std::int64_t>(at) / (s[2] * s[3]);
+  wrong.dv.set(0, key, 0, col, wrong.dv.get(0, key, 0, col) + 0.5 * b.dv[at]);
+  exchange::write_outputs(dir, "dv-off", wrong);
+  const std::string env = "FLASHPROOF_IMPORT=" + out.string() + " ";
+  const auto replay = [&](const std::string& backend) {
+    const fs::path file = scratch("cli_tier2_" + backend + ".json");
+    write_case_file(file.string(), [&] { Case r = c; r.impl = "imported:" + backend; return r; }());
+    return run(env + kBin + " replay " + file.string());
+  };
+  const Result pass = replay("honest");
+  EXPECT_EQ(pass.status, 0) << pass.out << pass.err;
+  EXPECT_NE(pass.out.find("verdict: pass (baseline rule)"), std::string::npos) << pass.out;
+  const Result fail = replay("dv-off");
+  EXPECT_EQ(fail.status, 5) << fail.out << fail.err;
+  EXPECT_NE(fail.out.find("verdict: fail (baseline rule)"), std::string::npos) << fail.out;
+  EXPECT_EQ(fail.out.find("elements above the rigorous bound"), std::string::npos) << "the first tier judged it";
+  const Result check = run(env + kBin + " check --impl imported:dv-off --dtype bf16 --seqlen-q 16 --seqlen-k 16 "
+                           "--head-dim 32 --dist large-logits:3e4 --seed 1 --backward");
+  EXPECT_EQ(check.status, 5) << check.out << check.err;
+}
+
 // A hostile index.json: the scripts that read it (judge_imported.py writes case files named by
 // "index" and reads "directory"/case.json; torch_sdpa_accuracy.py writes outputs into each
 // "directory") refuse any entry that is not one plain name inside the export, with one line and

@@ -54,5 +54,31 @@ TEST(JudgedFractions, CountsRecordsByLogitClassAndTensorsByName) {
             "unknown 0/1; per tensor: O 3/4, dV 1/3");
 }
 
+// The second tier's verdicts count apart, never as judged: a record or tensor passed or failed by
+// the baseline rule is in baseline_rule, not in judged and not in not_judged.
+TEST(JudgedFractions, BaselineRuleVerdictsCountApartFromTheFirstTier) {
+  const std::vector<FuzzRecord> records = {
+      record(CaseStatus::pass_baseline_rule, 2e3, {{"O", Verdict::pass}, {"dV", Verdict::pass_baseline_rule}}),
+      record(CaseStatus::fail_baseline_rule, 3e3, {{"O", Verdict::fail_baseline_rule}, {"dV", Verdict::not_judged}}),
+      record(CaseStatus::pass, 4e3, {{"O", Verdict::pass}, {"dV", Verdict::pass}}),
+  };
+  const JudgedFractions f = judged_fractions(records);
+  EXPECT_EQ(f.all.total, 3u);
+  EXPECT_EQ(f.all.judged, 1u);
+  EXPECT_EQ(f.all.baseline_rule, 2u);
+  EXPECT_EQ(f.all.not_judged, 0u);
+  ASSERT_EQ(f.by_class.size(), 1u);
+  EXPECT_EQ(f.by_class[0].baseline_rule, 2u);
+  ASSERT_EQ(f.by_tensor.size(), 2u);
+  EXPECT_EQ(f.by_tensor[0].judged, 2u);         // O
+  EXPECT_EQ(f.by_tensor[0].baseline_rule, 1u);
+  EXPECT_EQ(f.by_tensor[1].judged, 1u);         // dV
+  EXPECT_EQ(f.by_tensor[1].baseline_rule, 1u);
+  EXPECT_EQ(f.by_tensor[1].not_judged, 1u);
+  EXPECT_EQ(judged_summary(f),
+            "judged (pass or fail) 1 of 3 records (33%), by the baseline rule 2; by the largest |scale q.k|: 1e3-1e6 1/3; "
+            "per tensor: O 2/3, dV 1/3");
+}
+
 }  // namespace
 }  // namespace flashproof::report
