@@ -35,6 +35,13 @@ void BackwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, c
                       &ph_hat = sized(t.ph_hat, n);
   const double lse_term = r.lse_bound + (r.lse_abs + r.lse_bound) * (2 * u + u * u);
   const double lam_exp = cs.lam_exp, lam_uh = cs.lam_uh;
+  // (B1') A backward that recomputes every logit bit for bit as its forward did (declared:
+  // AttentionImpl::backward_recomputes_forward_logits) shares their errors with the LSE it is given:
+  // P^_j = P~_j e^{t}, P~ the exact softmax of the computed logits (within the forward's rho_j of P,
+  // (F5')) and |t| <= theta_c, the LSE's own roundings against the computed logits and the
+  // recomputation's. The lesser of the two bounds is kept.
+  const bool shared = k.flash && cs.recomputed_logits;
+  const double lse_term_c = r.lse_bound_computed + (r.lse_abs + r.lse_bound) * (2 * u + u * u);
   for (std::int64_t x = 0; x < n; ++x) {
     if (k.flash) {
       const double theta = r.arg_lse[x] + lse_term + u * (r.gap[x] + r.arg_lse[x] + lse_term) + lam_exp;
@@ -42,6 +49,15 @@ void BackwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, c
       const bool far = kLog2e * (r.gap_lo[x] - theta) >= kFarLog2;
       p_err[x] = far ? kFarWeight : std::min(mul0(r.p_up[x], std::expm1(theta)) + fl, 1.0);
       ph_err[x] = far ? kFarWeight : std::min(mul0(r.p_up[x], std::expm1(theta + lam_uh)) + fl * (1 + uh) + k.dtype_abs, 1.0);
+      if (shared) {
+        const double theta_c = lse_term_c + u * (r.gap[x] + r.arg_lse[x] + lse_term) + lam_exp;
+        // A key far in the forward (F4) has P and P~ below 2^-kFarLog2, and P^ below e^theta_c that.
+        const bool far_c = r.far[x] && theta_c < 8;
+        const double rel = theta_c + std::log1p(r.rho[x]);  // rho = +inf: no bound from here
+        p_err[x] = std::min(p_err[x], far_c ? kFarWeight : mul0(r.p_up[x], std::expm1(rel)) + fl);
+        ph_err[x] = std::min(ph_err[x], far_c ? kFarWeight
+                                              : mul0(r.p_up[x], std::expm1(rel + lam_uh)) + fl * (1 + uh) + k.dtype_abs);
+      }
     } else {
       const double e = r.far[x] ? kFarWeight : mul0(r.p_up[x], r.rho[x]);
       ph_err[x] = p_err[x] = std::min(e + r.abs_weight, 1.0);

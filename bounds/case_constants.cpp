@@ -6,7 +6,8 @@
 
 namespace flashproof::bounds {
 
-CaseConstants::CaseConstants(const Problem& problem, ArithmeticModel model, GqaGradientReduction gqa)
+CaseConstants::CaseConstants(const Problem& problem, ArithmeticModel model, GqaGradientReduction gqa,
+                             bool recomputed_logits)
     : p(problem), k(constants_for(model, problem.dtype)),
       keys(problem), d(problem.head_dim),
       dot_len(ceil_div(problem.head_dim, k.dot_block) * k.dot_block),
@@ -15,7 +16,8 @@ CaseConstants::CaseConstants(const Problem& problem, ArithmeticModel model, GqaG
       lam_exp(lam(k.exp_rel)), lam_exp_chain(lam(k.exp_rel + 5 * k.u)),
       exp_rounds_up(std::exp(lam_uh + (2 * static_cast<double>(steps) + 3) * lam_u)),
       exp_rounds_lo(std::exp(-lam_uh - (2 * static_cast<double>(steps) + 3) * lam_u)),
-      per_head_rounded(gqa == GqaGradientReduction::per_head_rounded && problem.group_size() > 1) {}
+      per_head_rounded(gqa == GqaGradientReduction::per_head_rounded && problem.group_size() > 1),
+      recomputed_logits(recomputed_logits) {}
 
 double CaseConstants::scaled_sum_bound(double s1, double s2, double g) const {
   const double u = k.u, uh = k.dtype_u;

@@ -14,7 +14,7 @@
 namespace flashproof::bounds {
 
 struct CaseConstants {
-  CaseConstants(const Problem& p, ArithmeticModel model, GqaGradientReduction gqa);
+  CaseConstants(const Problem& p, ArithmeticModel model, GqaGradientReduction gqa, bool recomputed_logits = false);
 
   const Problem& p;
   ArithmeticConstants k;
@@ -26,6 +26,8 @@ struct CaseConstants {
   // chain, up and down.
   double lam_u, lam_uh, lam_exp, lam_exp_chain, exp_rounds_up, exp_rounds_lo;
   bool per_head_rounded;  // GqaGradientReduction::per_head_rounded with a group of several heads
+  // The backward recomputes each logit bit for bit as the forward did (BoundsRequest::recomputed_logits).
+  bool recomputed_logits;
 
   // Element c of query row i of head h ([b, sq, hq, d]); of key row j of kv head hk ([b, sk, hkv, d]);
   // query row i of head h in LSE ([b, hq, sq]).

@@ -73,11 +73,14 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   double far_count = 0;
   for (std::int64_t x = 0; x < n; ++x) far_count += r.far[x];
   const double zeta = (nd * abs_one + far_count * kFarWeight) / l_low;
-  double lambda = 0, lse_arg = 0;
+  double lambda = 0, lse_arg = 0, shift_arg = 0;
   for (std::int64_t x = 0; x < n; ++x) {
     if (r.far[x]) continue;
     lambda = std::max(lambda, exp_small(arg_o[x] + weight_log) * (1 + g_sum) * (1 + zeta) - 1);
     lse_arg = std::max(lse_arg, r.arg_lse[x]);
+    // The shift's roundings alone (F3), what arg_lse holds besides the logit's own error.
+    const double dist_units = k.flash ? kLog2e * (1 + kap_common) * r.dist[x] : r.dist[x];
+    shift_arg = std::max(shift_arg, units * shifts * u * (dist_units + 2 * dm));
   }
   r.lambda = lambda;
   const double numer_round = cs.lam_uh + (k.flash ? 0 : cs.lam_u);  // P rounded (naive: divided first)
@@ -130,6 +133,10 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   const double scale_back = k.flash ? (2 * u + u * u) * kLn2 * max_rounded : 0;  // fl(M^ * ln2f)
   const double before_sum = inner + scale_back + k.log_rel * log_l;
   r.lse_bound = before_sum + u * (r.lse_abs + before_sum);
+  // (B1') The same against the exact LSE of the computed logits: their own errors (own, and the
+  // scale's common one) are left out, the shift's roundings kept.
+  const double before_sum_computed = shift_arg + weight_log + lam(g_sum) + lam(zeta) + scale_back + k.log_rel * log_l;
+  r.lse_bound_computed = std::min(r.lse_bound, before_sum_computed + u * (r.lse_abs + before_sum_computed));
 }
 
 }  // namespace flashproof::bounds

@@ -75,6 +75,10 @@ struct BoundsRequest {
   const std::vector<double>* d_error = nullptr;
   GqaGradientReduction gqa = GqaGradientReduction::group_sum;
   const OutputSample* wanted = nullptr;  // also the envelopes' sample
+  // A flash-model backward that recomputes every logit bit for bit as its forward computed it
+  // (AttentionImpl::backward_recomputes_forward_logits): its P is bounded through the forward's
+  // weights too (docs/error-bounds.md (B1')).
+  bool recomputed_logits = false;
 };
 
 struct BoundsAndEnvelopes {

@@ -26,6 +26,9 @@ struct Row {
   std::vector<double> arg_lse;      // absolute logit error in natural-log units (for LSE, backward)
   std::vector<double> rho;          // |P^_j - P_j| / P_j of the forward's weights (F5)
   double lse_abs = 0, log_den_lo = 0, lambda = 0, abs_weight = 0, lse_bound = 0;
+  // |LSE^ - LSE~| with LSE~ the exact log-sum-exp of the computed logits (flash, (B1'): lse_bound
+  // without the logits' own errors, which a backward recomputing the same logits shares).
+  double lse_bound_computed = 0;
   std::vector<double> o_bound, o_mag;  // per column
 };
 

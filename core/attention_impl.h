@@ -98,6 +98,13 @@ class AttentionImpl {
   // is judged as an FA-style kernel unless it says otherwise.
   virtual ArithmeticModel arithmetic_model() const { return ArithmeticModel::flash; }
   virtual GqaGradientReduction gqa_gradient_reduction() const { return GqaGradientReduction::group_sum; }
+  // True when a flash-model backward recomputes every scaled logit (scale, soft cap, bias included)
+  // bit for bit as its forward computed it, so that the errors of the logits are shared with the LSE
+  // the forward returned: the bound of its P is then also taken through the forward's weights
+  // (docs/error-bounds.md (B1')), far tighter at large logits. A false declaration gives a bound
+  // too tight for the implementation: false alarms on correct outputs (never a pass the looser
+  // bound would not give). Say it only where a test shows the two sides' logits equal bit for bit.
+  virtual bool backward_recomputes_forward_logits() const { return false; }
   // The same implementation with other tile shapes (block sizes, warps), for the tile-independence
   // property; null when it has only one. Its results must be within the bound like this one's.
   virtual std::unique_ptr<AttentionImpl> with_alternate_tiles() const { return nullptr; }

@@ -226,7 +226,8 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
       valid, in,
       {.model = impl->arithmetic_model(), .backward = c.backward, .rigorous = r.inputs_in_domain,
        .envelope_slack = opt.envelope_slack, .threads = opt.reference.threads,
-       .d_error = d_error.empty() ? nullptr : &d_error, .gqa = impl->gqa_gradient_reduction(), .wanted = wanted(ctx)},
+       .d_error = d_error.empty() ? nullptr : &d_error, .gqa = impl->gqa_gradient_reduction(), .wanted = wanted(ctx),
+       .recomputed_logits = impl->backward_recomputes_forward_logits()},
       opt);
   const bounds::ImplementationBounds& rigorous = judged.rigorous;
   const bounds::Envelopes& envelopes = judged.envelopes;

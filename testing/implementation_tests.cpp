@@ -43,6 +43,7 @@ class DtypeSelection final : public AttentionImpl {
   Support declared_support() const override { return inner_.declared_support(); }
   ArithmeticModel arithmetic_model() const override { return inner_.arithmetic_model(); }
   GqaGradientReduction gqa_gradient_reduction() const override { return inner_.gqa_gradient_reduction(); }
+  bool backward_recomputes_forward_logits() const override { return inner_.backward_recomputes_forward_logits(); }
   std::unique_ptr<AttentionImpl> with_alternate_tiles() const override { return inner_.with_alternate_tiles(); }
   void forward(const Problem& p, const ForwardArgs& a) override { inner_.forward(p, a); }
   void backward(const Problem& p, const BackwardArgs& a) override { inner_.backward(p, a); }

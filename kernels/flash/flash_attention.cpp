@@ -174,6 +174,10 @@ class FlashAttention final : public AttentionImpl {
   std::string description() const override { return entry_.description; }
   std::string where() const override { return target() == FlashTarget::gpu ? "gpu" : "emulated"; }
   bool bitwise_reproducible_backward() const override { return entry_.deterministic; }
+  // The backward's S tiles are the forward's, bit for bit, on the emulator (docs/error-bounds.md
+  // (B1'), tests/kernels/flash/test_recomputed_logits.cpp). On the GPU not declared until
+  // scripts/gpu-check has compared them on the device (tensor-core accumulation order).
+  bool backward_recomputes_forward_logits() const override { return target() == FlashTarget::emulated; }
 
   std::unique_ptr<AttentionImpl> with_alternate_tiles() const override {
     if (entry_.tiles == algo::TileSet::alternate) return nullptr;

@@ -27,6 +27,8 @@ class Broken final : public AttentionImpl {
   std::string description() const override { return "deliberately broken " + base_->name(); }
   std::string where() const override { return base_->where(); }
   ArithmeticModel arithmetic_model() const override { return model_; }
+  // The outputs are broken after the base ran: its logits are still its own.
+  bool backward_recomputes_forward_logits() const override { return base_->backward_recomputes_forward_logits(); }
   std::string unsupported_reason(const Problem& p, bool backward) const override {
     return base_->unsupported_reason(p, backward);
   }

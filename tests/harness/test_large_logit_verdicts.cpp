@@ -10,6 +10,7 @@
 #include "harness/check.h"
 #include "harness/check_render.h"
 #include "harness/sample_plan.h"
+#include "kernels/registry.h"
 #include "tests/harness/broken_impl.h"
 #include "tests/harness/record_tensor.h"
 
@@ -203,6 +204,48 @@ TEST(LargeLogitVerdicts, ExactZeroGradientsWithABoundNearTheEnvelopeAreNotJudged
   c.impl = "ll-dq-half-bound";
   EXPECT_NE(run_check(c, first_tier_only).verdict, Verdict::pass);
   EXPECT_NE(run_check(c).verdict, Verdict::pass);
+}
+
+// fa2 without its declaration that the backward recomputes the forward's logits bit for bit.
+class Undeclared final : public AttentionImpl {
+ public:
+  explicit Undeclared(AttentionImpl& base) : base_(base) {}
+  std::string name() const override { return base_.name() + "-undeclared"; }
+  std::string description() const override { return base_.description(); }
+  std::string where() const override { return base_.where(); }
+  Support declared_support() const override { return base_.declared_support(); }
+  std::string unsupported_reason(const Problem& p, bool b) const override { return base_.unsupported_reason(p, b); }
+  void forward(const Problem& p, const ForwardArgs& a) override { base_.forward(p, a); }
+  void backward(const Problem& p, const BackwardArgs& a) override { base_.backward(p, a); }
+
+ private:
+  AttentionImpl& base_;
+};
+
+// docs/error-bounds.md (B1'): at bf16 logits near 3e5 the emulated fa2 declares that its backward
+// recomputes each logit as its forward did, and its dV is judged by the first tier (before, and
+// without the declaration, its bound admitted 0 and twice the answer); dV x 1.5 then fails the
+// first tier.
+TEST(LargeLogitVerdicts, LogitsRecomputedBitForBitLetTheFirstTierJudgeDv) {
+  AttentionImpl* fa2 = find_implementation("fa2");
+  ASSERT_NE(fa2, nullptr);
+  Case c = large_logit_case("fa2");
+  if (const std::string why = refusal(*fa2, c.problem, true); !why.empty()) GTEST_SKIP() << why;
+  ASSERT_TRUE(fa2->backward_recomputes_forward_logits()) << "the emulated fa2 declares it";
+  const CheckRecord declared = run_check(c);
+  EXPECT_EQ(declared.verdict, Verdict::pass) << to_table(declared);
+  EXPECT_EQ(tensor(declared, "dV").vacuous, 0) << to_table(declared);
+  Undeclared undeclared(*fa2);
+  const CheckRecord before = run_check(c, undeclared);
+  EXPECT_GT(tensor(before, "dV").vacuous, 0) << to_table(before);
+  EXPECT_NE(tensor(before, "dV").verdict, Verdict::pass);
+  EXPECT_LT(tensor(declared, "dV").max_rigorous_bound, tensor(before, "dV").max_rigorous_bound / 2);
+  test_impls::register_broken("fa2-dv-times-1.5", "fa2", ArithmeticModel::flash, {},
+                              [](const Problem&, BackwardArgs& a) { map(a.dv, [](double x) { return 1.5 * x; }); });
+  c.impl = "fa2-dv-times-1.5";
+  const CheckRecord wrong = run_check(c);
+  EXPECT_EQ(tensor(wrong, "dV").verdict, Verdict::fail) << to_table(wrong);
+  EXPECT_GT(tensor(wrong, "dV").above_rigorous_bound, 0);
 }
 
 // A sampled check computes the envelopes of its sample only: a sampled row's O, LSE and dQ are those

@@ -26,6 +26,7 @@
 #include "kernels/arch/ldmatrix.h"
 #include "kernels/arch/mma.h"
 #include "kernels/arch/scalar_math.h"
+#include "tests/kernels/transposed_products.h"
 
 namespace flashproof::arch {
 namespace {
@@ -342,6 +343,50 @@ TEST(ArchMma, AMisplacedElementIsDetected) {
   std::mt19937_64 rng(7);
   for (const MmaTag tag : {MmaTag::fp16, MmaTag::bf16})
     EXPECT_GT(mma_mismatches(tag, random_problem(tag, rng), swapped), 0);
+}
+
+// Q K^T and K Q^T in the kernels' order (transposed_products.h): element (i, j) of the one equals
+// element (j, i) of the other bit for bit, what docs/error-bounds.md (B1') assumes of the backward's
+// recomputed logits. The twin: the backward summing its k-steps in the other order differs.
+int transposed_mismatches(MmaTag tag, const std::uint16_t* q, const std::uint16_t* k, bool reversed_backward) {
+  namespace tp = tests::transposed;
+  float s[tp::kRows * tp::kRows], st[tp::kRows * tp::kRows];
+  for (int n0 = 0; n0 < tp::kRows; n0 += 8) {
+    MmaC fwd[32]{}, bwd[32]{};
+    for (int step = 0; step < tp::kHeadDim / 16; ++step) {
+      MmaA a[32], a_t[32];
+      MmaB b[32], b_t[32];
+      const int k0 = 16 * step, k0_t = 16 * (reversed_backward ? tp::kHeadDim / 16 - 1 - step : step);
+      for (int lane = 0; lane < 32; ++lane) {
+        a[lane] = tp::a_fragment(q, lane, k0), b[lane] = tp::b_fragment(k, lane, n0, k0);
+        a_t[lane] = tp::a_fragment(k, lane, k0_t), b_t[lane] = tp::b_fragment(q, lane, n0, k0_t);
+      }
+      mma_m16n8k16_warp(tag, a, b, fwd, fwd);
+      mma_m16n8k16_warp(tag, a_t, b_t, bwd, bwd);
+    }
+    for (int lane = 0; lane < 32; ++lane) tp::store_c(fwd[lane], lane, n0, s), tp::store_c(bwd[lane], lane, n0, st);
+  }
+  int mismatches = 0;
+  for (int i = 0; i < tp::kRows; ++i)
+    for (int j = 0; j < tp::kRows; ++j)
+      mismatches += std::bit_cast<std::uint32_t>(s[i * tp::kRows + j]) != std::bit_cast<std::uint32_t>(st[j * tp::kRows + i]);
+  return mismatches;
+}
+
+TEST(ArchMma, TransposedOperandsGiveTheTransposedLogitsBitForBit) {
+  std::mt19937_64 rng(20261129);
+  namespace tp = tests::transposed;
+  int reversed_differ = 0;
+  for (const MmaTag tag : {MmaTag::fp16, MmaTag::bf16})
+    for (int trial = 0; trial < 40; ++trial) {
+      std::uint16_t q[tp::kRows * tp::kHeadDim], k[tp::kRows * tp::kHeadDim];
+      const int band = trial % 2 ? 12 : 3;  // near 1, and spread wide enough that most sums round
+      for (auto& x : q) x = random_value16(tag, -band, band, rng).bits;
+      for (auto& x : k) x = random_value16(tag, -band, band, rng).bits;
+      ASSERT_EQ(transposed_mismatches(tag, q, k, false), 0) << "trial " << trial;
+      reversed_differ += transposed_mismatches(tag, q, k, true) > 0;
+    }
+  EXPECT_GT(reversed_differ, 40) << "the twin (k-steps summed in the other order) should differ in most trials";
 }
 
 TEST(ArchMma, DOverwritesCInPlace) {
