@@ -174,9 +174,10 @@ class FlashAttention final : public AttentionImpl {
   std::string description() const override { return entry_.description; }
   std::string where() const override { return target() == FlashTarget::gpu ? "gpu" : "emulated"; }
   bool bitwise_reproducible_backward() const override { return entry_.deterministic; }
-  // The backward's S tiles are the forward's, bit for bit, on the emulator (docs/error-bounds.md
-  // (B1'), tests/kernels/flash/test_recomputed_logits.cpp). On the GPU not declared until
-  // scripts/gpu-check has compared them on the device (tensor-core accumulation order).
+  // The backward's logits are the forward's, bit for bit, on the emulator (docs/error-bounds.md
+  // (B1'): the same scaled_logit and score modification, S^T in the forward's k-step order, and an
+  // mma model symmetric in its operands, ArchMma.TransposedOperandsGiveTheTransposedLogitsBitForBit).
+  // On the GPU not declared until scripts/gpu-check's MmaTransposeGpu has passed on the device.
   bool backward_recomputes_forward_logits() const override { return target() == FlashTarget::emulated; }
 
   std::unique_ptr<AttentionImpl> with_alternate_tiles() const override {

@@ -79,10 +79,21 @@ TEST(MmaTransposeGpu, TransposedOperandsGiveTheTransposedLogitsBitForBit) {
   std::mt19937_64 rng(20261129);
   for (const bool bf16 : {false, true}) {
     std::vector<std::uint16_t> q(static_cast<std::size_t>(kTrials) * kRows * kHeadDim), k(q.size());
+    // Trials cycle through exponent bands 3, 12 and (bf16) 40, the last reaching products far
+    // below fp32's normal range; in every fourth trial the second half of the head dim repeats the
+    // first with the keys negated, so that the last two k-steps cancel the first two exactly.
     for (std::size_t x = 0; x < q.size(); ++x) {
-      const int band = (x / (kRows * kHeadDim)) % 2 ? 12 : 3;
+      const std::size_t trial = x / (kRows * kHeadDim);
+      const int band = trial % 3 == 0 ? 3 : trial % 3 == 1 ? 12 : (bf16 ? 40 : 14);
       q[x] = random_bits(bf16, band, rng), k[x] = random_bits(bf16, band, rng);
     }
+    for (std::size_t t = 0; t < kTrials; t += 4)
+      for (int r = 0; r < kRows; ++r)
+        for (int col = kHeadDim / 2; col < kHeadDim; ++col) {
+          const std::size_t at = (t * kRows + r) * kHeadDim;
+          q[at + col] = q[at + col - kHeadDim / 2];
+          k[at + col] = static_cast<std::uint16_t>(k[at + col - kHeadDim / 2] ^ 0x8000);
+        }
     const auto run = [&](bool reversed) {
       return bf16 ? differing_trials<arch::MmaTag::bf16>(q, k, kTrials, reversed)
                   : differing_trials<arch::MmaTag::fp16>(q, k, kTrials, reversed);
