@@ -134,9 +134,10 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   const double before_sum = inner + scale_back + k.log_rel * log_l;
   r.lse_bound = before_sum + u * (r.lse_abs + before_sum);
   // (B1') The same against the exact LSE of the computed logits: their own errors (own, and the
-  // scale's common one) are left out, the shift's roundings kept.
+  // scale's common one) are left out, the shift's roundings kept. The final sum's rounding stays at
+  // the computed LSE's full size, which lies within before_sum (not before_sum_computed) of |LSE|.
   const double before_sum_computed = shift_arg + weight_log + lam(g_sum) + lam(zeta) + scale_back + k.log_rel * log_l;
-  r.lse_bound_computed = std::min(r.lse_bound, before_sum_computed + u * (r.lse_abs + before_sum_computed));
+  r.lse_bound_computed = before_sum_computed + u * (r.lse_abs + before_sum);
 }
 
 }  // namespace flashproof::bounds

@@ -102,8 +102,8 @@ class AttentionImpl {
   // bit for bit as its forward computed it, so that the errors of the logits are shared with the LSE
   // the forward returned: the bound of its P is then also taken through the forward's weights
   // (docs/error-bounds.md (B1')), far tighter at large logits. A false declaration gives a bound
-  // too tight for the implementation: false alarms on correct outputs (never a pass the looser
-  // bound would not give). Say it only where a test shows the two sides' logits equal bit for bit.
+  // too tight for the implementation: false alarms on correct outputs, or a `pass` within that
+  // tighter bound. Say it only where a test shows the two sides' logits equal bit for bit.
   virtual bool backward_recomputes_forward_logits() const { return false; }
   // The same implementation with other tile shapes (block sizes, warps), for the tile-independence
   // property; null when it has only one. Its results must be within the bound like this one's.

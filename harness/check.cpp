@@ -303,7 +303,7 @@ CheckRecord run_check(const Case& c, const CheckOptions& opt) {
 }
 
 bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel model, GqaGradientReduction gqa,
-                                             const CheckOptions& opt, std::string* domain_note) {
+                                             const CheckOptions& opt, std::string* domain_note, bool recomputed_logits) {
   const ValidProblem valid(c.problem);
   const Inputs in = generate_inputs(valid, c.dist, c.seed);
   // The domain as prepare() decides it, from the reference's copy of the inputs.
@@ -314,7 +314,7 @@ bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel mode
   return judged_bounds(valid, in,
                        {.model = model, .backward = c.backward, .rigorous = note.empty(), .envelope_slack = std::nullopt,
                         .threads = opt.reference.threads, .d_error = nullptr, .gqa = gqa,
-                        .wanted = sample ? &*sample : nullptr},
+                        .wanted = sample ? &*sample : nullptr, .recomputed_logits = recomputed_logits},
                        opt)
       .rigorous;
 }

@@ -275,9 +275,11 @@ struct CaseContext {
 // the implementation's outputs: a flash-model backward forms D from its own O, but its bound covers
 // any O within O's bound; that O's actual error enters only rule 3's allowance (dq_from_d_error,
 // dk_from_d_error), left 0 here. Throws std::invalid_argument for an invalid case.
+// recomputed_logits: AttentionImpl::backward_recomputes_forward_logits of the implementation.
 bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel model,
                                              GqaGradientReduction gqa = GqaGradientReduction::group_sum,
-                                             const CheckOptions& opt = {}, std::string* domain_note = nullptr);
+                                             const CheckOptions& opt = {}, std::string* domain_note = nullptr,
+                                             bool recomputed_logits = false);
 
 // Throws std::invalid_argument for an invalid case.
 CaseContext prepare_case(const Case& c, const CheckOptions& opt = {}, bool with_baseline = false);

@@ -58,9 +58,11 @@ Outcome softcap_infinity(AttentionImpl& impl, const Case& c) {
   if (scan_logits(plain.problem, in.q, in.k, 0x1p30).beyond_limit) return holds_with("not judged (logits beyond 2^30)");
   std::string note;
   const bounds::ImplementationBounds b0 =
-      rigorous_bounds(plain, impl.arithmetic_model(), impl.gqa_gradient_reduction(), {}, &note);
+      rigorous_bounds(plain, impl.arithmetic_model(), impl.gqa_gradient_reduction(), {}, &note,
+                      impl.backward_recomputes_forward_logits());
   if (!note.empty()) return holds_with("inputs out of domain");
-  const bounds::ImplementationBounds b1 = rigorous_bounds(capped, impl.arithmetic_model(), impl.gqa_gradient_reduction());
+  const bounds::ImplementationBounds b1 = rigorous_bounds(capped, impl.arithmetic_model(), impl.gqa_gradient_reduction(),
+                                                         {}, nullptr, impl.backward_recomputes_forward_logits());
   const Outputs x = run_implementation(impl, capped.problem, c.backward, in);
   const Outputs y = run_implementation(impl, plain.problem, c.backward, in);
   if (std::string w = apart("O", x.o, y.o, b1.o, b0.o, 4); !w.empty()) return fail(w);

@@ -1,6 +1,7 @@
 // flashproof._core.bounds: the rigorous per-element bounds of an implementation under test (rule 2,
-// docs/error-bounds.md Part 2), as run_check computes them (harness/check.h, rigorous_bounds), for
-// flashproof.Case.bounds (python/flashproof/_case.py).
+// docs/error-bounds.md Part 2), as run_check computes them (harness/check.h, rigorous_bounds) for an
+// implementation that does not declare its backward's logits recomputed bit for bit (a Python one
+// cannot yet: docs/error-bounds.md (B1')), for flashproof.Case.bounds (python/flashproof/_case.py).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
