@@ -53,6 +53,7 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   // R_j >= M^ - x^_j, twice for flash (the shift, and the chain's arguments summing to <= R_j).
   const double units = k.flash ? kLn2 : 1.0, shifts = k.flash ? 2 : 1;
   r.far.assign(n, false);
+  double shift_arg = 0;  // the shift's roundings alone (F3), what arg_lse holds besides the logit's own error
   for (std::int64_t x = 0; x < n; ++x) {
     const double dist_units = k.flash ? kLog2e * (1 + kap_common) * r.dist[x] : r.dist[x];
     const double reach = dist_units + 2 * dm;
@@ -64,6 +65,7 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
     const double exponent_up = k.flash ? -(1 - kap_common) * kLog2e * r.dist_lo[x] + 2 * dm + shifts * u * reach
                                        : kLog2e * (-r.dist_lo[x] + 2 * dm + u * reach);
     r.far[x] = -exponent_up - 1 >= kFarLog2 && kLog2e * r.dist_lo[x] >= kFarLog2;
+    if (!r.far[x]) shift_arg = std::max(shift_arg, units * shifts * u * reach);
   }
   const double steps = static_cast<double>(cs.steps);
   const double weight_log = cs.lam_exp + steps * cs.lam_exp_chain;
@@ -73,14 +75,11 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   double far_count = 0;
   for (std::int64_t x = 0; x < n; ++x) far_count += r.far[x];
   const double zeta = (nd * abs_one + far_count * kFarWeight) / l_low;
-  double lambda = 0, lse_arg = 0, shift_arg = 0;
+  double lambda = 0, lse_arg = 0;
   for (std::int64_t x = 0; x < n; ++x) {
     if (r.far[x]) continue;
     lambda = std::max(lambda, exp_small(arg_o[x] + weight_log) * (1 + g_sum) * (1 + zeta) - 1);
     lse_arg = std::max(lse_arg, r.arg_lse[x]);
-    // The shift's roundings alone (F3), what arg_lse holds besides the logit's own error.
-    const double dist_units = k.flash ? kLog2e * (1 + kap_common) * r.dist[x] : r.dist[x];
-    shift_arg = std::max(shift_arg, units * shifts * u * (dist_units + 2 * dm));
   }
   r.lambda = lambda;
   const double numer_round = cs.lam_uh + (k.flash ? 0 : cs.lam_u);  // P rounded (naive: divided first)
