@@ -42,6 +42,50 @@ std::string packing_error(const Problem& p) {
   if (auto e = offsets_error("cu_seqlens_q", p.cu_seqlens_q, "seqlen_q", p.seqlen_q); !e.empty()) return e;
   return offsets_error("cu_seqlens_k", p.cu_seqlens_k, "seqlen_k", p.seqlen_k);
 }
+std::string cache_error(const Problem& p) {
+  if (!p.kv_cache()) {
+    if (p.num_pages != 0 || !p.block_table.empty()) return "num_pages and block_table need a page_size (a paged KV cache)";
+    if (p.num_splits != 0) return "num_splits is for KV-cache problems (cache_seqlens or page_size)";
+    return {};
+  }
+  if (p.packed()) return "a KV cache and a packed batch (cu_seqlens_q/k) cannot be combined";
+  if (!p.cache_seqlens.empty()) {
+    if (static_cast<std::int64_t>(p.cache_seqlens.size()) != p.batch)
+      return "cache_seqlens must hold one length per sequence of the batch (" + std::to_string(p.batch) + "), not " +
+             std::to_string(p.cache_seqlens.size());
+    for (std::size_t b = 0; b < p.cache_seqlens.size(); ++b)
+      if (p.cache_seqlens[b] < 0 || p.cache_seqlens[b] > p.seqlen_k)
+        return "cache_seqlens[" + std::to_string(b) + "] (" + std::to_string(p.cache_seqlens[b]) +
+               ") must be in [0, seqlen_k] (the cache's capacity, " + std::to_string(p.seqlen_k) + ")";
+  }
+  if (p.num_splits < 0 || p.num_splits > Problem::max_splits)
+    return "num_splits (" + std::to_string(p.num_splits) + ") must be in [0, " + std::to_string(Problem::max_splits) +
+           "] (0: the implementation's choice)";
+  if (p.page_size < 0) return "page_size (" + std::to_string(p.page_size) + ") must be >= 0 (0: a contiguous cache)";
+  if (!p.paged()) {
+    if (p.num_pages != 0 || !p.block_table.empty()) return "num_pages and block_table need a page_size (a paged KV cache)";
+    return {};
+  }
+  if (p.page_size % 16 != 0 || p.page_size > Problem::max_page_size)
+    return "page_size (" + std::to_string(p.page_size) + ") must be a multiple of 16 up to " +
+           std::to_string(Problem::max_page_size);
+  if (p.seqlen_k % p.page_size != 0)
+    return "seqlen_k (" + std::to_string(p.seqlen_k) + ", the block table's capacity) must be a multiple of page_size (" +
+           std::to_string(p.page_size) + ")";
+  if (p.num_pages < 1) return "num_pages (" + std::to_string(p.num_pages) + ") must be >= 1";
+  // validate() has bounded batch * seqlen_k by K's element limit before this runs: no overflow.
+  const std::int64_t per_sequence = p.seqlen_k / p.page_size;
+  const std::int64_t entries = p.batch * per_sequence;
+  if (static_cast<std::int64_t>(p.block_table.size()) != entries)
+    return "block_table must hold batch x seqlen_k / page_size = " + std::to_string(entries) + " entries, not " +
+           std::to_string(p.block_table.size());
+  for (std::size_t e = 0; e < p.block_table.size(); ++e)
+    if (p.block_table[e] < 0 || p.block_table[e] >= p.num_pages)
+      return "block_table entry " + std::to_string(e) + " (sequence " + std::to_string(static_cast<std::int64_t>(e) / per_sequence) +
+             ", page " + std::to_string(static_cast<std::int64_t>(e) % per_sequence) + ") is " +
+             std::to_string(p.block_table[e]) + ", past the page pool [0, " + std::to_string(p.num_pages) + ")";
+  return {};
+}
 }  // namespace
 
 std::string Problem::validate() const {
@@ -82,7 +126,9 @@ std::string Problem::validate() const {
     return "Q would have more than 2^34 elements";
   if (too_big(batch, seqlen_k, heads_kv, head_dim))
     return "K and V would have more than 2^34 elements";
-  return {};
+  if (page_size > 0 && num_pages > 0 && too_big(num_pages, page_size, heads_kv, head_dim))
+    return "the page pool would have more than 2^34 elements";
+  return cache_error(*this);
 }
 
 namespace {
@@ -113,6 +159,13 @@ std::string Problem::describe() const {
   if (scale) s << " scale=" << *scale;
   if (softcap) s << " softcap=" << *softcap;
   if (alibi()) s << " alibi";
+  if (!cache_seqlens.empty()) {  // the used lengths, the first 8 in full
+    s << " cache=[";
+    for (std::int64_t b = 0; b < batch && b < 8; ++b) s << (b ? " " : "") << cache_seqlens[static_cast<std::size_t>(b)];
+    s << (batch > 8 ? " ...]" : "]");
+  }
+  if (paged()) s << " pages=" << num_pages << "x" << page_size;
+  if (num_splits > 0) s << " splits=" << num_splits;
   if (packed()) {  // the lengths, the first 8 sequences in full
     s << " packed=" << sequences() << " [";
     for (std::int64_t b = 0; b < sequences() && b < 8; ++b)
@@ -120,6 +173,26 @@ std::string Problem::describe() const {
     s << (sequences() > 8 ? " ...]" : "]");
   }
   return s.str();
+}
+
+Problem logical_problem(const Problem& p) {
+  if (!p.kv_cache()) return p;
+  Problem l = p;
+  l.cache_seqlens.clear(), l.block_table.clear();
+  l.page_size = l.num_pages = l.num_splits = 0;
+  l.batch = 1;
+  l.seqlen_q = p.batch * p.seqlen_q;
+  l.cu_seqlens_q.assign(1, 0), l.cu_seqlens_k.assign(1, 0);
+  for (std::int64_t b = 0; b < p.batch; ++b) {
+    l.cu_seqlens_q.push_back(l.cu_seqlens_q.back() + p.seqlen_q);
+    l.cu_seqlens_k.push_back(l.cu_seqlens_k.back() + p.used_keys(b));
+  }
+  if (l.cu_seqlens_k.back() == 0) {  // no key anywhere: a sequence of no rows holds seqlen_k's one key
+    l.cu_seqlens_q.push_back(l.seqlen_q);
+    l.cu_seqlens_k.push_back(1);
+  }
+  l.seqlen_k = l.cu_seqlens_k.back();
+  return l;
 }
 
 std::vector<float> standard_alibi_slopes(std::int64_t heads) {

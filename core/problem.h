@@ -34,9 +34,28 @@ struct Problem {
   // cap c (finite, > 0; unset: none) and ALiBi's slope per query head (finite; empty: none).
   std::optional<float> softcap;
   std::vector<float> alibi_slopes;
+  // A KV cache (docs/spec.md "KV caches"; forward only): sequence b of the batch uses the first
+  // cache_seqlens[b] keys (0 <= that <= seqlen_k, the cache's capacity per sequence) and its query
+  // rows are aligned to their end, as a packed batch's are; the rest of the cache is unused and may
+  // hold anything, NaN included. Empty: every sequence uses all seqlen_k keys.
+  std::vector<std::int64_t> cache_seqlens;
+  // A paged cache (page_size > 0, a multiple of 16 up to 256): K and V are a pool [num_pages,
+  // page_size, heads_kv, head_dim] and sequence b's key j lies in page
+  // block_table[b * pages_per_sequence() + j / page_size], slot j % page_size; seqlen_k is a
+  // multiple of page_size, every entry in [0, num_pages) (any order, pages shared between
+  // sequences). page_size 0: K and V are [batch, seqlen_k, heads_kv, head_dim].
+  std::int64_t page_size = 0;
+  std::int64_t num_pages = 0;
+  std::vector<std::int64_t> block_table;
+  // Split-KV (Flash-Decoding), a KV-cache problem's request to an implementation that splits its
+  // keys: this many splits (1 to max_splits); 0 leaves the count to the implementation. The result
+  // is the same attention whatever the count.
+  std::int64_t num_splits = 0;
 
   static constexpr std::int64_t max_head_dim = 256;
   static constexpr std::int64_t max_elements = std::int64_t{1} << 34;
+  static constexpr std::int64_t max_page_size = 256;
+  static constexpr std::int64_t max_splits = 128;
 
   // The six sizes with their record names, in the order every record lists them (case files, the
   // check's record, the exchange's case.json, Python's params): one list, so no writer misses one.
@@ -59,6 +78,11 @@ struct Problem {
   bool packed() const { return !cu_seqlens_q.empty(); }
   bool alibi() const { return !alibi_slopes.empty(); }
   bool score_mod() const { return softcap.has_value() || alibi(); }
+  bool kv_cache() const { return !cache_seqlens.empty() || page_size > 0; }
+  bool paged() const { return page_size > 0; }
+  std::int64_t pages_per_sequence() const { return paged() ? seqlen_k / page_size : 0; }
+  // Keys sequence b uses: cache_seqlens[b], or seqlen_k without cache lengths.
+  std::int64_t used_keys(std::int64_t b) const { return cache_seqlens.empty() ? seqlen_k : cache_seqlens[static_cast<std::size_t>(b)]; }
   std::int64_t sequences() const { return packed() ? static_cast<std::int64_t>(cu_seqlens_q.size()) - 1 : batch; }
   // The longest sequence's lengths (seqlen_q and seqlen_k for a dense problem): what one row's and
   // one key's sums run over.
@@ -67,7 +91,11 @@ struct Problem {
 
   // Layouts of docs/spec.md "Semantics" (row-major, contiguous).
   std::array<std::int64_t, 4> q_shape() const { return {batch, seqlen_q, heads_q, head_dim}; }
-  std::array<std::int64_t, 4> kv_shape() const { return {batch, seqlen_k, heads_kv, head_dim}; }
+  // K and V as the implementation receives them: a paged cache's pool, else [b, sk, hkv, d].
+  std::array<std::int64_t, 4> kv_shape() const {
+    if (paged()) return {num_pages, page_size, heads_kv, head_dim};
+    return {batch, seqlen_k, heads_kv, head_dim};
+  }
   std::array<std::int64_t, 4> lse_shape() const { return {batch, heads_q, seqlen_q, 1}; }
 
   std::string describe() const;  // one line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal";
@@ -75,6 +103,14 @@ struct Problem {
 
   bool operator==(const Problem&) const = default;
 };
+
+// The attention a KV-cache problem computes, as the packed batch of its sequences (docs/spec.md "KV
+// caches"): batch 1, sequence b's seqlen_q rows and its cache_seqlens[b] used keys, cache and pages
+// dropped; the problem itself when it has no cache. What the reference, the bounds, the envelopes
+// and the naive baseline judge and compute; the rows of O and LSE are those of the cache problem in
+// the same order (O's storage is the same, LSE's [b][h][i] becomes [0][h][b * seqlen_q + i]).
+// Where every sequence uses no key, one more sequence of no rows and one key keeps seqlen_k >= 1.
+Problem logical_problem(const Problem& p);
 
 // ALiBi's slopes as the models that use it set them (Press et al., "Train Short, Test Long"): for
 // n heads and m = the largest power of 2 <= n, 2^(-8 (h + 1) / m) for h < m, then the odd steps
