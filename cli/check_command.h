@@ -27,6 +27,12 @@ struct CheckCommand {
   // --alibi-slopes: the slopes given (empty for `standard`, resolved once heads_q is known).
   std::vector<float> alibi;
   bool alibi_given = false;
+  // A KV cache (docs/spec.md "KV caches"): --num-pages (0: one page per table entry) and
+  // --block-table's entries, or its shuffle seed (0: pages in order), resolved once the sizes are known.
+  bool batch_given = false;
+  std::int64_t num_pages = 0;
+  std::vector<std::int64_t> block_table;
+  std::uint64_t shuffle_pages = 0;
 };
 
 // Declares check's options on `verb`, bound to `into`.

@@ -1,5 +1,6 @@
 // check's command line (cli/check_command.h).
 #include "cli/check_command.h"
+#include "core/kv_cache.h"
 
 #include "cli/option_values.h"
 #include "cli/value_option.h"
@@ -74,7 +75,8 @@ void add_check_options(CLI::App& verb, CheckCommand& into) {
     if (!t) throw UsageError("unsupported dtype '" + v + "' (fp16, bf16, fp32)");
     p.dtype = *t;
   });
-  add_value_option(verb, "--batch", "N", "the batch size (default 1)", [&](S n, S v) { p.batch = parse_count(n, v); });
+  add_value_option(verb, "--batch", "N", "the batch size (default 1; with --cache-seqlens, their count)",
+                   [&](S n, S v) { p.batch = parse_count(n, v), into.batch_given = true; });
   add_value_option(verb, "--heads", "N", "query heads (default 1)", [&](S n, S v) { p.heads_q = parse_count(n, v); });
   add_value_option(verb, "--kv-heads", "N", "key/value heads, dividing --heads (default: as --heads)", [&](S n, S v) {
     p.heads_kv = parse_count(n, v);
@@ -89,6 +91,23 @@ void add_check_options(CLI::App& verb, CheckCommand& into) {
                    [&](S n, S v) { p.cu_seqlens_q = parse_offsets(n, v); });
   add_value_option(verb, "--cu-seqlens-k", "0,N,...", "a packed batch: its sequences' key offsets, e.g. 0,5,12",
                    [&](S n, S v) { p.cu_seqlens_k = parse_offsets(n, v); });
+  add_value_option(verb, "--cache-seqlens", "N,N,...",
+                   "a KV cache: the keys each sequence uses of the --seqlen-k it holds (forward only; docs/spec.md)",
+                   [&](S n, S v) { p.cache_seqlens = parse_offsets(n, v); });
+  add_value_option(verb, "--page-size", "N", "a paged KV cache: keys per page (a multiple of 16 up to 256)",
+                   [&](S n, S v) { p.page_size = parse_count(n, v, Problem::max_page_size); });
+  add_value_option(verb, "--num-pages", "N", "the page pool's size (default: one page per block-table entry)",
+                   [&](S n, S v) { into.num_pages = parse_count(n, v); });
+  add_value_option(verb, "--block-table", "P,P,...|shuffled:SEED",
+                   "the pages of each sequence in turn (default: in order), or a seeded shuffle of the pool",
+                   [&](S n, S v) {
+                     if (v.rfind("shuffled:", 0) == 0)
+                       into.shuffle_pages = parse_number<std::uint64_t>(n, std::string_view(v).substr(9));
+                     else
+                       into.block_table = parse_offsets(n, v);
+                   });
+  add_value_option(verb, "--num-splits", "N", "split-KV: ask for N splits of the keys (1 to 128; default: the implementation's choice)",
+                   [&](S n, S v) { p.num_splits = parse_count(n, v, Problem::max_splits); });
   add_value_option(verb, "--head-dim", "N", "head dimension (default 64)", [&](S n, S v) { p.head_dim = parse_count(n, v); });
   verb.add_flag("--causal", into.causal, "causal mask, aligned bottom-right (the right window side 0)");
   add_value_option(verb, "--window", "L,R", "local attention window, keys i-L .. i+R; a negative side is unbounded",
@@ -134,6 +153,16 @@ void finish_check_options(CheckCommand& command) {
   if (!p.cu_seqlens_q.empty() && !command.seqlen_q_given) p.seqlen_q = p.cu_seqlens_q.back();
   if (!p.cu_seqlens_k.empty() && !command.seqlen_k_given) p.seqlen_k = p.cu_seqlens_k.back();
   if (command.alibi_given) p.alibi_slopes = command.alibi.empty() ? standard_alibi_slopes(p.heads_q) : command.alibi;
+  if (!p.cache_seqlens.empty() && !command.batch_given) p.batch = static_cast<std::int64_t>(p.cache_seqlens.size());
+  // Else validate() names the length, or the cache's size where the table would be that large.
+  if (p.page_size > 0 && p.seqlen_k % p.page_size == 0 && p.batch <= Problem::max_elements / p.seqlen_k) {
+    const std::int64_t entries = p.batch * (p.seqlen_k / p.page_size);
+    p.num_pages = command.num_pages > 0 ? command.num_pages : entries;
+    p.block_table = !command.block_table.empty() ? command.block_table
+                                                 : page_table(p.batch, p.seqlen_k / p.page_size, p.num_pages, command.shuffle_pages);
+  } else if (command.num_pages > 0 || !command.block_table.empty() || command.shuffle_pages != 0) {
+    throw UsageError("--num-pages and --block-table need --page-size (a paged KV cache)");
+  }
   if (command.window) {
     p.window_left = command.window->first;
     p.window_right = command.window->second;

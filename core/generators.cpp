@@ -1,4 +1,5 @@
 #include "core/generators.h"
+#include "core/kv_cache.h"
 
 #include <algorithm>
 #include <array>
@@ -258,6 +259,8 @@ void fill(HostTensor& t, const Distribution& d, std::uint64_t seed) {
 
 void fill_inputs(const ValidProblem& valid, const Distribution& d, std::uint64_t seed, Inputs& io) {
   const Problem& p = valid;
+  if (p.kv_cache())
+    throw std::invalid_argument("fill_inputs: a KV-cache problem's inputs are its logical problem's (generate_inputs)");
   check_tensor(io.q, p.dtype, p.q_shape(), "q");
   check_tensor(io.k, p.dtype, p.kv_shape(), "k");
   check_tensor(io.v, p.dtype, p.kv_shape(), "v");
@@ -345,6 +348,14 @@ void fill_inputs(const ValidProblem& valid, const Distribution& d, std::uint64_t
 
 Inputs generate_inputs(const ValidProblem& valid, const Distribution& d, std::uint64_t seed) {
   const Problem& p = valid;
+  if (p.kv_cache()) {  // the logical problem's inputs, stored in the cache and read back from it
+    Inputs in = generate_inputs(ValidProblem(logical_problem(p)), d, seed);
+    auto cache = std::make_shared<KvCacheInputs>(cache_inputs(valid, in.k, in.v));
+    in.k = logical_keys(valid, cache->k);
+    in.v = logical_keys(valid, cache->v);
+    in.cache = std::move(cache);
+    return in;
+  }
   Inputs in{HostTensor(p.dtype, p.q_shape()), HostTensor(p.dtype, p.kv_shape()),
             HostTensor(p.dtype, p.kv_shape()), HostTensor(p.dtype, p.q_shape())};
   fill_inputs(valid, d, seed, in);

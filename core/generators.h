@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,8 +72,16 @@ double effective_param(const Distribution& d);          // param or default (0: 
 // True for kinds generated element by element (any tensor shape); the others need the Problem.
 bool is_elementwise(Distribution::Kind k);
 
+struct KvCacheInputs;  // core/kv_cache.h
+
+// A KV-cache problem's inputs (docs/spec.md "KV caches") are those of its logical packed problem
+// (logical_problem, core/problem.h), whose keys are read back from the cache, and `cache`: the
+// cache problem with its K and V as the implementation receives them. Null otherwise.
 struct Inputs {
   HostTensor q, k, v, dout;
+  std::shared_ptr<const KvCacheInputs> cache = nullptr;
+
+  Inputs without_cache() const { return {q, k, v, dout, nullptr}; }
 };
 
 // The keys and values of kv head `kv_head` of batch entry `b` as dense rows of head_dim doubles

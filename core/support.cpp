@@ -51,6 +51,7 @@ std::int64_t fit_length(const Support& s, std::int64_t n, std::int64_t max) {
 
 std::string validate(const Support& s) {
   if (s.seqlen_multiple < 1) return "seqlen_multiple must be at least 1";
+  if (s.paged && !s.kv_cache) return "paged KV caches need kv_cache declared too";
   if (s.seqlen_free_up_to < 0 || s.max_seqlen_q < 0 || s.max_seqlen_k < 0 || s.max_head_dim < 0)
     return "the declared maxima and seqlen_free_up_to must not be negative (0: none)";
   if (!s.unmasked && !s.causal && !s.windows) return "no mask kind is declared (none, causal, window)";
@@ -75,6 +76,9 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward) {
   if (p.packed() && !s.packed) return "packed batches (cu_seqlens_q/k) are not declared";
   if (p.softcap && !s.softcap) return "the soft cap is not declared";
   if (p.alibi() && !s.alibi) return "ALiBi is not declared";
+  if (p.kv_cache() && backward) return "a KV-cache problem is forward only";
+  if (p.kv_cache() && !s.kv_cache) return "KV caches (cache_seqlens, page_size) are not declared";
+  if (p.paged() && !s.paged) return "paged KV caches (page_size, block_table) are not declared";
   // The length rules, for a packed batch per sequence.
   for (std::int64_t b = 0; b < (p.packed() ? p.sequences() : 1); ++b) {
     const std::int64_t sq = p.packed() ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
@@ -102,6 +106,13 @@ bool fit_to_support(Problem& p, const Support& s) {
   if (!s.softcap) q.softcap.reset();
   if (!s.alibi) q.alibi_slopes.clear();
   if (q.alibi()) q.alibi_slopes.resize(static_cast<std::size_t>(q.heads_q));  // the first heads' slopes
+  if (!s.kv_cache) {  // every sequence then uses the whole (contiguous) cache
+    q.cache_seqlens.clear(), q.block_table.clear();
+    q.page_size = q.num_pages = q.num_splits = 0;
+  } else if (!s.paged && q.paged()) {  // the same cache, contiguous
+    q.block_table.clear();
+    q.page_size = q.num_pages = 0;
+  }
   if (!allows(s, mask_kind(q))) {
     // The nearest declared kind: a window becomes causal, then none; causal none, then a window;
     // none causal, then a window.
@@ -131,7 +142,7 @@ bool fit_to_support(Problem& p, const Support& s) {
       q.cu_seqlens_k[b] = total_k += sk;
     }
     q.seqlen_q = total_q, q.seqlen_k = total_k;
-  } else {
+  } else if (!q.kv_cache()) {
     q.seqlen_q = fit_length(s, q.seqlen_q, s.max_seqlen_q);
     q.seqlen_k = fit_length(s, q.seqlen_k, s.max_seqlen_k);
     if (q.has_mask() && s.alignment == MaskAlignment::top_left) q.seqlen_q = q.seqlen_k = std::min(q.seqlen_q, q.seqlen_k);
@@ -168,12 +179,14 @@ std::string describe(const Support& s) {
                     " multiples of " + std::to_string(s.seqlen_multiple));
   if (s.max_seqlen_q > 0) parts.push_back("seqlen_q at most " + std::to_string(s.max_seqlen_q));
   if (s.max_seqlen_k > 0) parts.push_back("seqlen_k at most " + std::to_string(s.max_seqlen_k));
-  const bool all_features = s.packed && s.softcap && s.alibi, no_feature = !s.packed && !s.softcap && !s.alibi;
+  const bool all_features = s.packed && s.softcap && s.alibi && s.kv_cache && s.paged,
+             no_feature = !s.packed && !s.softcap && !s.alibi && !s.kv_cache && !s.paged;
   if (parts.empty() && all_features) return "everything";
   if (parts.empty() && no_feature) return "every dense problem";
   if (s.packed) parts.emplace_back("packed batches");
   if (s.softcap) parts.emplace_back("soft cap");
   if (s.alibi) parts.emplace_back("ALiBi");
+  if (s.kv_cache) parts.emplace_back(s.paged ? "KV caches, paged" : "KV caches");
   return join(parts, "; ");
 }
 

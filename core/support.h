@@ -42,6 +42,11 @@ struct Support {
   // reason: an implementation written before them would compute the unmodified attention.
   bool softcap = false;
   bool alibi = false;
+  // KV caches (Problem::cache_seqlens, ::num_splits; docs/spec.md "KV caches"), contiguous and
+  // paged (::page_size, ::block_table). Off unless declared: an implementation written before them
+  // would read the whole cache, unused slots included. A KV-cache problem is forward only.
+  bool kv_cache = false;
+  bool paged = false;
 
   bool operator==(const Support&) const = default;
 };
@@ -59,7 +64,8 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward);
 // folded to one query head per kv head, the mask replaced by a declared kind, a masked top-left
 // case given seqlen_k = seqlen_q, a packed batch made one dense sequence of its longest lengths
 // where packed batches are not declared, each sequence fitted where they are, a soft cap or ALiBi
-// slopes dropped where they are not declared). The dtype and the
+// slopes dropped where they are not declared, a KV cache made dense, or contiguous, where caches, or
+// pages, are not). The dtype and the
 // direction are never changed: a case with an undeclared one stays unsupported. Returns true when
 // p changed. The result is valid when p was.
 bool fit_to_support(Problem& p, const Support& s);

@@ -14,6 +14,7 @@
 #include "bounds/implementation_bounds.h"
 #include "harness/baseline_rule.h"
 #include "harness/sample_plan.h"
+#include "core/kv_cache.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/emu/emulator.h"
 #include "kernels/registry.h"
@@ -32,6 +33,15 @@ double since(Clock::time_point t0) {
 Outputs run_implementation(AttentionImpl& impl, const ValidProblem& valid, bool backward, const Inputs& in,
                            const OutputSample* wanted) {
   const Problem& p = valid;
+  if (in.cache) {  // the cache problem's layouts in, the logical problem's out (core/kv_cache.h)
+    const Problem& cp = in.cache->problem;
+    if (backward) throw std::invalid_argument("a KV-cache problem is forward only");
+    if (logical_problem(cp) != p) throw std::invalid_argument("run_implementation: the cache's problem is not this one's");
+    HostTensor o = poisoned_output(cp.dtype, cp.q_shape()), lse = poisoned_output(DType::fp32, cp.lse_shape(), 3);
+    // Every row is computed: a sample's rows are the logical problem's, not the cache's.
+    impl.forward(cp, ForwardArgs{cache_rows_view(cp, in.q), in.cache->k, in.cache->v, o, lse, nullptr});
+    return Outputs{logical_rows_view(o), logical_lse(cp, lse), {}, {}, {}};
+  }
   Outputs out{poisoned_output(p.dtype, p.q_shape()), poisoned_output(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
   const bool forward_in_full = backward && wanted && wanted->any_col();
   impl.forward(p, ForwardArgs{in.q, in.k, in.v, out.o, out.lse, forward_in_full ? nullptr : wanted});
@@ -139,16 +149,28 @@ void name_elements(TensorCheck& t, const HostTensor& actual, const reference::Ce
   }
 }
 
+// The problem everything but the implementation under test sees (core/problem.h logical_problem);
+// a KV-cache problem is forward only.
+// A problem without a cache is validated once, a cache problem's logical problem once more.
+ValidProblem logical_of(const ValidProblem& valid, bool backward) {
+  if (!valid->kv_cache()) return valid;
+  if (backward) throw std::invalid_argument("a KV-cache problem is forward only (no backward)");
+  return ValidProblem(logical_problem(valid));
+}
+
 void require_supported(const AttentionImpl& impl, const ValidProblem& p, bool backward) {
   if (const std::string e = refusal(impl, p, backward); !e.empty())
     throw std::invalid_argument(impl.name() + " does not support this case: " + e);
 }
 
+// `valid` is the logical problem of the case's (core/problem.h logical_problem: the problem itself
+// unless it has a KV cache), which everything but the implementation under test sees.
 CaseContext prepare(const Case& c, const ValidProblem& valid, const CheckOptions& opt, bool with_baseline) {
   const Problem& p = valid;
   CaseContext ctx;
   auto t0 = Clock::now();
-  ctx.inputs = generate_inputs(valid, c.dist, c.seed);
+  // A cache problem's inputs come from it (its cache, then its logical inputs); the others' from valid.
+  ctx.inputs = c.problem.kv_cache() ? generate_inputs(c.problem, c.dist, c.seed) : generate_inputs(valid, c.dist, c.seed);
   ctx.seconds_inputs = since(t0);
   t0 = Clock::now();
   const reference::DenseInputs dense(valid, ctx.inputs.q, ctx.inputs.k, ctx.inputs.v, &ctx.inputs.dout);
@@ -163,7 +185,8 @@ CaseContext prepare(const Case& c, const ValidProblem& valid, const CheckOptions
   ctx.seconds_reference += since(t0);
   if (with_baseline) {
     t0 = Clock::now();
-    ctx.baseline = run_implementation(*find_implementation("naive"), valid, c.backward, ctx.inputs, wanted(ctx));
+    ctx.baseline =
+        run_implementation(*find_implementation("naive"), valid, c.backward, ctx.inputs.without_cache(), wanted(ctx));
     ctx.seconds_baseline = since(t0);
   }
   return ctx;
@@ -205,7 +228,7 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
   std::optional<Outputs> own_base;
   if (!ctx.baseline && impl != baseline) {
     t0 = Clock::now();
-    own_base = run_implementation(*baseline, valid, c.backward, in, wanted(ctx));
+    own_base = run_implementation(*baseline, valid, c.backward, in.without_cache(), wanted(ctx));
     r.seconds_baseline = since(t0);
   }
   const Outputs& base = ctx.baseline ? *ctx.baseline : own_base ? *own_base : out;
@@ -267,7 +290,7 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
                                        [](const TensorCheck& t) { return t.verdict == Verdict::not_judged; });
   if (second_tier) {
     const std::unique_ptr<AttentionImpl> dtype_baseline = make_dtype_scores_baseline();
-    const Outputs dt = run_implementation(*dtype_baseline, valid, c.backward, in, wanted(ctx));
+    const Outputs dt = run_implementation(*dtype_baseline, valid, c.backward, in.without_cache(), wanted(ctx));
     const double kf = opt.k_forward, kb = opt.k_backward;
     apply_baseline_rule(r.tensors[0], dt.o, fwd.o, envelopes.o, opt, kf);
     apply_baseline_rule(r.tensors[1], dt.lse, fwd.lse, envelopes.lse, opt, kf);
@@ -304,8 +327,9 @@ CheckRecord run_check(const Case& c, const CheckOptions& opt) {
 
 bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel model, GqaGradientReduction gqa,
                                              const CheckOptions& opt, std::string* domain_note, bool recomputed_logits) {
-  const ValidProblem valid(c.problem);
-  const Inputs in = generate_inputs(valid, c.dist, c.seed);
+  const ValidProblem physical(c.problem);
+  const ValidProblem valid = logical_of(physical, c.backward);
+  const Inputs in = generate_inputs(physical, c.dist, c.seed);
   // The domain as prepare() decides it, from the reference's copy of the inputs.
   const std::string note =
       domain_violation(reference::DenseInputs(valid, in.q, in.k, in.v, &in.dout));
@@ -320,19 +344,21 @@ bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel mode
 }
 
 CaseContext prepare_case(const Case& c, const CheckOptions& opt, bool with_baseline) {
-  return prepare(c, ValidProblem(c.problem), opt, with_baseline);
+  return prepare(c, logical_of(ValidProblem(c.problem), c.backward), opt, with_baseline);
 }
 
 CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& opt) {
   const ValidProblem valid(c.problem);
+  const ValidProblem logical = logical_of(valid, c.backward);
   require_supported(impl, valid, c.backward);
-  return check_prepared(c, valid, impl, prepare(c, valid, opt, false), opt);
+  return check_prepared(c, logical, impl, prepare(c, logical, opt, false), opt);
 }
 
 CheckRecord run_check(const Case& c, AttentionImpl& impl, const CaseContext& ctx, const CheckOptions& opt) {
   const ValidProblem valid(c.problem);
+  const ValidProblem logical = logical_of(valid, c.backward);
   require_supported(impl, valid, c.backward);
-  return check_prepared(c, valid, impl, ctx, opt);
+  return check_prepared(c, logical, impl, ctx, opt);
 }
 
 }  // namespace flashproof

@@ -106,12 +106,18 @@ void read_problem(Fields& f, Problem& p) {
   p.scale.reset();
   if (const json::Value* v = f.optional("scale"); v && !v->is_null()) p.scale = fp32_number(f, "scale", *v);
   // A packed batch's offsets: both or neither (Problem::validate says which rule a pair breaks).
-  for (auto [key, field] : {std::pair{"cu_seqlens_q", &p.cu_seqlens_q}, {"cu_seqlens_k", &p.cu_seqlens_k}}) {
+  for (auto [key, field] : {std::pair{"cu_seqlens_q", &p.cu_seqlens_q}, {"cu_seqlens_k", &p.cu_seqlens_k},
+                            {"cache_seqlens", &p.cache_seqlens}, {"block_table", &p.block_table}}) {
     field->clear();
     const json::Value* v = f.optional(key);
     if (!v) continue;
     if (!v->is_array()) throw std::invalid_argument(f.name(key) + " must be an array of integers");
     for (const json::Value& x : *v) field->push_back(f.integer(key, x));
+  }
+  // A KV cache's sizes (0 where absent: no pages, the implementation's split count).
+  for (auto [key, field] : {std::pair{"page_size", &p.page_size}, {"num_pages", &p.num_pages}, {"num_splits", &p.num_splits}}) {
+    const json::Value* v = f.optional(key);
+    *field = v ? f.integer(key, *v) : 0;
   }
   // The score modification: each field only where it is set (Problem::validate judges the values).
   p.softcap.reset();
@@ -242,6 +248,13 @@ void to_json(json::Value& j, const Problem& p) {
     j["cu_seqlens_q"] = p.cu_seqlens_q;
     j["cu_seqlens_k"] = p.cu_seqlens_k;
   }
+  if (!p.cache_seqlens.empty()) j["cache_seqlens"] = p.cache_seqlens;  // a KV cache: only where set
+  if (p.paged()) {
+    j["page_size"] = p.page_size;
+    j["num_pages"] = p.num_pages;
+    j["block_table"] = p.block_table;
+  }
+  if (p.num_splits != 0) j["num_splits"] = p.num_splits;
   if (p.softcap) j["softcap"] = finite("softcap", static_cast<double>(*p.softcap));
   if (p.alibi()) {
     json::Value slopes = json::Value::array();

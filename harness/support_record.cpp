@@ -49,6 +49,8 @@ void to_json(json::Value& j, const Support& s) {
   j["packed"] = s.packed;
   j["softcap"] = s.softcap;
   j["alibi"] = s.alibi;
+  j["kv_cache"] = s.kv_cache;
+  j["paged"] = s.paged;
 }
 
 void from_json(const json::Value& j, Support& s) {
@@ -89,6 +91,10 @@ void from_json(const json::Value& j, Support& s) {
       s.softcap = flag(v, key);
     } else if (key == "alibi") {
       s.alibi = flag(v, key);
+    } else if (key == "kv_cache") {
+      s.kv_cache = flag(v, key);
+    } else if (key == "paged") {
+      s.paged = flag(v, key);
     } else if (key == "seqlen_multiple") {
       s.seqlen_multiple = whole(v, key, 1);
     } else if (key == "seqlen_free_up_to") {

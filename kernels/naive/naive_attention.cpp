@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/kv_cache.h"
 #include "core/parallel.h"
 #include "kernels/algo/row_keys.h"
 #include "kernels/algo/score_mod.h"
@@ -258,9 +259,9 @@ class NaiveAttention final : public AttentionImpl {
     return flaw_ == NaiveFlaw::none ? "naive" : std::string("naive-flawed:") + naive_flaw_name(flaw_);
   }
   bool bitwise_reproducible_backward() const override { return true; }
-  Support declared_support() const override {  // everything: packed batches, soft cap, ALiBi
+  Support declared_support() const override {  // everything: packed batches, soft cap, ALiBi, caches
     Support s;
-    s.packed = s.softcap = s.alibi = true;
+    s.packed = s.softcap = s.alibi = s.kv_cache = s.paged = true;
     return s;
   }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
@@ -278,6 +279,19 @@ class NaiveAttention final : public AttentionImpl {
   std::string unsupported_reason(const Problem&, bool) const override { return {}; }
 
   void forward(const Problem& p, const ForwardArgs& a) override {
+    if (p.kv_cache()) {  // the logical problem's attention, the keys read through the cache
+      Problem read = p;
+      if (flaw_ == NaiveFlaw::cache_allocated_length) read.cache_seqlens.clear();
+      forward_through_logical(*this, read, a);
+      if (flaw_ == NaiveFlaw::later_sequences_unwritten)
+        for (std::int64_t b = 1; b < p.batch; ++b)
+          for (std::int64_t h = 0; h < p.heads_q; ++h)
+            for (std::int64_t i = 0; i < p.seqlen_q; ++i) {
+              a.lse.set_bits(b, h, i, 0, output_poison_bits(DType::fp32));
+              for (std::int64_t x = 0; x < p.head_dim; ++x) a.o.set_bits(b, i, h, x, output_poison_bits(p.dtype));
+            }
+      return;
+    }
     const RowContext ctx(p, flaw_, dtype_scores_);
     const bool flip = flip_order(p, forward_calls_);
     const FloatRows q = query_rows(a.q, p, dtype_scores_), v(a.v);
@@ -410,6 +424,8 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
     case NaiveFlaw::softcap_missing_derivative: return "softcap-missing-derivative";
     case NaiveFlaw::softcap_unscaled_argument: return "softcap-unscaled-argument";
     case NaiveFlaw::alibi_top_left: return "alibi-top-left";
+    case NaiveFlaw::cache_allocated_length: return "cache-allocated-length";
+    case NaiveFlaw::later_sequences_unwritten: return "later-sequences-unwritten";
     case NaiveFlaw::alibi_wrong_sign: return "alibi-wrong-sign";
     case NaiveFlaw::missing_rescale: return "missing-rescale";
     case NaiveFlaw::wrong_lse: return "wrong-lse";

@@ -43,12 +43,17 @@ enum class NaiveFlaw {
   softcap_unscaled_argument,   // c tanh(s) instead of c tanh(s / c) (the division by the cap lost)
   alibi_top_left,              // ALiBi's distance aligned top-left (|i - j|) instead of bottom-right
   alibi_wrong_sign,            // the ALiBi bias added with the wrong sign (+slope |distance|)
+  // KV caches only (likewise):
+  cache_allocated_length,     // each sequence reads its cache up to the capacity, not its used length
+  later_sequences_unwritten,  // O and LSE of the sequences after the first never written
 };
-// The flaws that show only on a packed batch or with a score modification.
+// The flaws that show only on a packed batch, with a score modification or with a KV cache.
 inline constexpr NaiveFlaw kNaiveFeatureFlaws[] = {NaiveFlaw::packed_ignores_sequences,
                                                    NaiveFlaw::softcap_missing_derivative,
                                                    NaiveFlaw::softcap_unscaled_argument,
-                                                   NaiveFlaw::alibi_top_left, NaiveFlaw::alibi_wrong_sign};
+                                                   NaiveFlaw::alibi_top_left, NaiveFlaw::alibi_wrong_sign,
+                                                   NaiveFlaw::cache_allocated_length,
+                                                   NaiveFlaw::later_sequences_unwritten};
 inline constexpr NaiveFlaw kNaiveFlaws[] = {
     NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,
     NaiveFlaw::dk_without_group_sum, NaiveFlaw::nan_on_empty_row,   NaiveFlaw::odd_rows_reversed,

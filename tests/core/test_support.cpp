@@ -38,7 +38,28 @@ TEST(Support, EverythingByDefault) {
   EXPECT_EQ(describe(Support{}), "every dense problem");
   Support all;
   all.packed = all.softcap = all.alibi = true;
+  EXPECT_EQ(describe(all), "packed batches; soft cap; ALiBi");
+  all.kv_cache = all.paged = true;
   EXPECT_EQ(describe(all), "everything");
+}
+
+// A KV cache is run only where declared, paged ones only where pages are, and never backward.
+TEST(Support, KvCachesOnlyWhereDeclared) {
+  Problem p = problem(2, 64, 64);
+  p.cache_seqlens = {10};
+  Support s;
+  EXPECT_EQ(unsupported_by(s, p, false), "KV caches (cache_seqlens, page_size) are not declared");
+  s.kv_cache = true;
+  EXPECT_EQ(unsupported_by(s, p, false), "");
+  EXPECT_EQ(unsupported_by(s, p, true), "a KV-cache problem is forward only");
+  p.page_size = 16, p.num_pages = 4, p.block_table = {3, 2, 1, 0};
+  ASSERT_EQ(p.validate(), "");
+  EXPECT_EQ(unsupported_by(s, p, false), "paged KV caches (page_size, block_table) are not declared");
+  EXPECT_TRUE(fit_to_support(p, s));  // the same cache, contiguous
+  EXPECT_EQ(p.cache_seqlens, std::vector<std::int64_t>{10});
+  EXPECT_FALSE(p.paged());
+  s.kv_cache = false, s.paged = true;
+  EXPECT_EQ(validate(s), "paged KV caches need kv_cache declared too");
 }
 
 // The soft cap and ALiBi are never handed to an implementation that does not declare them: named
