@@ -7,7 +7,7 @@
 namespace flashproof::bounds {
 
 CaseConstants::CaseConstants(const Problem& problem, ArithmeticModel model, GqaGradientReduction gqa,
-                             bool recomputed_logits)
+                             bool recomputed_logits, std::int64_t key_splits)
     : p(problem), k(constants_for(model, problem.dtype)),
       keys(problem), d(problem.head_dim),
       dot_len(ceil_div(problem.head_dim, k.dot_block) * k.dot_block),
@@ -17,7 +17,7 @@ CaseConstants::CaseConstants(const Problem& problem, ArithmeticModel model, GqaG
       exp_rounds_up(std::exp(lam_uh + (2 * static_cast<double>(steps) + 3) * lam_u)),
       exp_rounds_lo(std::exp(-lam_uh - (2 * static_cast<double>(steps) + 3) * lam_u)),
       per_head_rounded(gqa == GqaGradientReduction::per_head_rounded && problem.group_size() > 1),
-      recomputed_logits(recomputed_logits) {}
+      recomputed_logits(recomputed_logits), key_splits(k.flash ? key_splits : 1) {}
 
 double CaseConstants::scaled_sum_bound(double s1, double s2, double g) const {
   const double u = k.u, uh = k.dtype_u;

@@ -14,7 +14,8 @@
 namespace flashproof::bounds {
 
 struct CaseConstants {
-  CaseConstants(const Problem& p, ArithmeticModel model, GqaGradientReduction gqa, bool recomputed_logits = false);
+  CaseConstants(const Problem& p, ArithmeticModel model, GqaGradientReduction gqa, bool recomputed_logits = false,
+                std::int64_t key_splits = 1);
 
   const Problem& p;
   ArithmeticConstants k;
@@ -28,6 +29,9 @@ struct CaseConstants {
   bool per_head_rounded;  // GqaGradientReduction::per_head_rounded with a group of several heads
   // The backward recomputes each logit bit for bit as the forward did (BoundsRequest::recomputed_logits).
   bool recomputed_logits;
+  // Flash model: the most partial results a row's keys may be split into and combined (split-KV,
+  // BoundsRequest::key_splits); 1: none.
+  std::int64_t key_splits;
 
   // Element c of query row i of head h ([b, sq, hq, d]); of key row j of kv head hk ([b, sk, hkv, d]);
   // query row i of head h in LSE ([b, hq, sq]).

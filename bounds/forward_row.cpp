@@ -49,6 +49,21 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
     }
     dm = std::max(dm, own[x]);
   }
+  double max_rounded = 0;  // |M^| in log2 units (F7)
+  for (std::int64_t x = 0; x < n; ++x) max_rounded = std::max(max_rounded, kLog2e * (1 + kap) * r.logit_abs[x] + own[x]);
+  // (S1) Split-KV: each split's LSE_s = fl(fl(m_s ln2) + log l_s) (F7's roundings, |LSE_s| <= x_max
+  // ln 2), fl(LSE_s log2e) (the product and fl(log2 e)), the shift fl(x_s - M) (|x_s - M| <= 2
+  // x_max), an exp2, up to S rescale steps of the combine's running sum, the partial O_s rounded to
+  // fp32, its product by the coefficient and the S-term fp32 sum: a log-error of every weight, as
+  // though each split's coefficient were exact. Not shift-invariant: it grows with |LSE|.
+  r.split_log = 0;
+  if (cs.key_splits > 1) {
+    const double splits = static_cast<double>(cs.key_splits), x_max = max_rounded + std::log2(nd) + 1;
+    const double lse_s = (2 * u + u * u) * kLn2 * max_rounded + k.log_rel * (std::log(nd) + 1) + u * kLn2 * x_max;
+    r.split_log = lse_s + kLn2 * (0x1p-24 + u) * x_max + kLn2 * u * 2 * x_max + cs.lam_exp +
+                  splits * cs.lam_exp_chain + lam(gam(splits, u)) + 2 * cs.lam_u;
+    r.split_log *= 1 + 0x1p-40;
+  }
   // (F3) The shift x^_j - M^ and (flash) the rescale chain: each rounded relative to at most
   // R_j >= M^ - x^_j, twice for flash (the shift, and the chain's arguments summing to <= R_j).
   const double units = k.flash ? kLn2 : 1.0, shifts = k.flash ? 2 : 1;
@@ -62,13 +77,14 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
     r.arg_lse[x] = units * (own[x] + common_lse + shifts * u * reach);
     // (F4) far: the computed exponent x^_j - M^ <= x^_j - x^_j* and the exact one are both below
     // -kFarLog2 (log2 units), so both weights are below 2^-kFarLog2 of the largest.
-    const double exponent_up = k.flash ? -(1 - kap_common) * kLog2e * r.dist_lo[x] + 2 * dm + shifts * u * reach
+    const double exponent_up = k.flash ? -(1 - kap_common) * kLog2e * r.dist_lo[x] + 2 * dm + shifts * u * reach +
+                                             kLog2e * r.split_log
                                        : kLog2e * (-r.dist_lo[x] + 2 * dm + u * reach);
     r.far[x] = -exponent_up - 1 >= kFarLog2 && kLog2e * r.dist_lo[x] >= kFarLog2;
     if (!r.far[x]) shift_arg = std::max(shift_arg, units * shifts * u * reach);
   }
   const double steps = static_cast<double>(cs.steps);
-  const double weight_log = cs.lam_exp + steps * cs.lam_exp_chain;
+  const double weight_log = cs.lam_exp + steps * cs.lam_exp_chain + r.split_log;
   const double g_sum = gam_products(nd + steps, k, k.sum_eta);
   const double l_low = 1 - g_sum - steps * u * 1.01;  // the max weight is exp2(0) = 1 (F5)
   const double abs_one = (k.flash ? (steps + 1) * fl : 2 * fl);
@@ -127,9 +143,9 @@ void ForwardRowBounds::compute(const CaseConstants& cs, const GroupInputs& g, Ro
   // (F7) LSE = M^ ln 2 + log l^ (flash) or m + log l^ (naive).
   const double inner = lse_arg + weight_log + lam(g_sum) + lam(zeta);
   const double log_l = std::max(std::log(nd) + steps * cs.lam_u + lam(g_sum) + zeta, -std::log(l_low * (1 - zeta)));
-  double max_rounded = 0;  // |M^| in log2 units
-  for (std::int64_t x = 0; x < n; ++x) max_rounded = std::max(max_rounded, kLog2e * (1 + kap) * r.logit_abs[x] + own[x]);
-  const double scale_back = k.flash ? (2 * u + u * u) * kLn2 * max_rounded : 0;  // fl(M^ * ln2f)
+  // fl(M^ * ln2f); a split-KV combine's M is the largest fl(LSE_s log2e), within x_max + split_log.
+  const double m_final = r.split_log > 0 ? max_rounded + std::log2(nd) + 1 + kLog2e * r.split_log : max_rounded;
+  const double scale_back = k.flash ? (2 * u + u * u) * kLn2 * m_final : 0;
   const double before_sum = inner + scale_back + k.log_rel * log_l;
   r.lse_bound = before_sum + u * (r.lse_abs + before_sum);
   // (B1') The same against the exact LSE of the computed logits: their own errors (own, and the

@@ -69,7 +69,7 @@ BoundsAndEnvelopes bounds_and_envelopes(const ValidProblem& valid, const Inputs&
   if (wanted && (static_cast<std::int64_t>(wanted->rows.size()) != p.batch * p.heads_q * p.seqlen_q ||
                  static_cast<std::int64_t>(wanted->cols.size()) != p.batch * p.heads_kv * p.seqlen_k))
     throw std::invalid_argument("implementation_bounds: the sample's rows and columns do not match the problem");
-  const CaseConstants cs(p, request.model, request.gqa, request.recomputed_logits);
+  const CaseConstants cs(p, request.model, request.gqa, request.recomputed_logits, request.key_splits);
   BoundsAndEnvelopes out{infinite_bounds(p, backward), {}};
   if (request.envelope_slack) out.envelopes = zero_envelopes(p, backward);
   if (request.rigorous || request.envelope_slack)

@@ -79,6 +79,10 @@ struct BoundsRequest {
   // (AttentionImpl::backward_recomputes_forward_logits): its P is bounded through the forward's
   // weights too (docs/error-bounds.md (B1')).
   bool recomputed_logits = false;
+  // A flash-model forward that may split a row's keys into up to this many partial results and
+  // combine them (split-KV, AttentionImpl::max_key_splits): its weights and LSE carry the partials'
+  // LSE roundings and the combine's (docs/error-bounds.md (S1)). 1: none.
+  std::int64_t key_splits = 1;
 };
 
 struct BoundsAndEnvelopes {

@@ -29,6 +29,8 @@ struct Row {
   // |LSE^ - LSE~| with LSE~ the exact log-sum-exp of the computed logits (flash, (B1'): lse_bound
   // without the logits' own errors, which a backward recomputing the same logits shares).
   double lse_bound_computed = 0;
+  // (S1) The log-error every weight gains from a split-KV combine (0 without one).
+  double split_log = 0;
   std::vector<double> o_bound, o_mag;  // per column
 };
 

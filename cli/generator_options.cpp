@@ -63,14 +63,16 @@ void add_generator_options(CLI::App& verb, fuzz::GeneratorSettings& g, Generator
                    "the most multiply-adds (batch*heads*seqlen_q*seqlen_k*head_dim) of a drawn case "
                    "(default 2097152; default profile only)",
                    limit(g.max_work));
-  add_value_option(verb, "--profile", "default|production|packed|score-mod",
+  add_value_option(verb, "--profile", "default|production|packed|score-mod|decode",
                    "production: the sizes of real models (sequences to 131072, index and grid limits); "
                    "packed: packed batches of sequences up to --max-seqlen each; score-mod: soft caps and "
-                   "ALiBi on default or packed cases (docs/fuzz.md)",
+                   "ALiBi on default or packed cases; decode: KV caches (paged or not) of capacity up to "
+                   "--max-seqlen, split counts, forward only (docs/fuzz.md)",
                    [&](const std::string&, const std::string& v) {
                      const std::optional<fuzz::Profile> p = fuzz::parse_profile(v);
                      if (!p)
-                       throw UsageError("--profile expects default, production, packed or score-mod, got '" + v + "'");
+                       throw UsageError("--profile expects default, production, packed, score-mod or decode, got '" + v +
+                                        "'");
                      g.profile = *p;
                    });
 }
@@ -81,6 +83,8 @@ void check_generator_options(const fuzz::GeneratorSettings& g, const GeneratorOp
   if (g.profile == fuzz::Profile::production && !given.limit.empty())
     throw UsageError(given.limit + " does not apply to --profile production (its sizes are the profile's own; "
                      "docs/fuzz.md, Production profile)");
+  if (g.profile == fuzz::Profile::decode && g.direction == fuzz::GeneratorSettings::Direction::backward)
+    throw UsageError("--profile decode draws KV caches, which are forward only: --direction backward does not apply");
 }
 
 }  // namespace flashproof::cli

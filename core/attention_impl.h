@@ -105,6 +105,11 @@ class AttentionImpl {
   // too tight for the implementation: false alarms on correct outputs, or a `pass` within that
   // tighter bound. Say it only where a test shows the two sides' logits equal bit for bit.
   virtual bool backward_recomputes_forward_logits() const { return false; }
+  // The most partial results the forward may split one row's keys into and then combine (split-KV,
+  // Flash-Decoding) on problem p; 1: it never splits. A flash-model bound then includes the partials'
+  // LSE roundings and the combine's (docs/error-bounds.md (S1)). Declaring fewer than are used
+  // gives too tight a bound: false alarms, or a pass within a bound that does not hold.
+  virtual std::int64_t max_key_splits(const Problem&) const { return 1; }
   // The same implementation with other tile shapes (block sizes, warps), for the tile-independence
   // property; null when it has only one. Its results must be within the bound like this one's.
   virtual std::unique_ptr<AttentionImpl> with_alternate_tiles() const { return nullptr; }

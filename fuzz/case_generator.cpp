@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/kv_cache.h"
 #include "core/rng.h"
 
 namespace flashproof::fuzz {
@@ -322,6 +323,59 @@ FuzzCase score_mod_case(const GeneratorSettings& s, std::uint64_t index) {
   return f;
 }
 
+// ---- the decode profile ----
+
+// KV caches (docs/fuzz.md, "Decode profile"): paged and contiguous caches with every sequence's
+// used length drawn where decode kernels break (0, 1, a page's and a tile's edges, the capacity),
+// shuffled pages shared between sequences, split counts forced from 1 to the key blocks or left to
+// the implementation, all-empty caches and extreme logits. One to 16 query tokens, GQA groups up to
+// 8 (a decode step packs a group's heads), head dims 64 and 128 mostly. Forward only.
+constexpr Kind kDecodeKinds[] = {{"decode-paged", 4}, {"decode-contiguous", 2}, {"decode-splits", 3},
+                                 {"decode-empty", 1}, {"decode-extreme-logits", 2}};
+
+std::int64_t cache_length(Rng& r, std::int64_t capacity, std::int64_t page) {
+  switch (r.below(6)) {
+    case 0: return r.below(2) == 0 ? 0 : 1;
+    case 1: return std::min(capacity, page * pick(r, 1, std::max<std::int64_t>(1, capacity / page)) + pick(r, -1, 1));
+    case 2: return std::min(capacity, 64 * pick(r, 1, std::max<std::int64_t>(1, capacity / 64)) + pick(r, -1, 1));
+    case 3: return capacity;
+    default: return pick(r, 0, capacity);
+  }
+}
+
+FuzzCase decode_case(const GeneratorSettings& s, std::uint64_t index) {
+  Rng r = shape_stream(s, index);
+  FuzzCase f = start_case(s, index, kDecodeKinds, r);
+  Problem& p = f.c.problem;
+  p.head_dim = r.below(4) == 0 ? head_dim(r) : (r.below(2) == 0 ? 64 : 128);
+  p.heads_kv = pick(r, 1, 2);
+  p.heads_q = p.heads_kv * (std::int64_t{1} << r.below(4));
+  p.batch = pick(r, 1, 4);
+  p.seqlen_q = r.below(2) == 0 ? 1 : pick(r, 2, 16);
+  const bool paged = f.kind == "decode-paged" || (f.kind != "decode-contiguous" && r.below(2) == 0);
+  const std::int64_t page = paged ? 16 * (std::int64_t{1} << r.below(5)) * (r.below(4) == 0 ? 3 : 1) : 16;
+  const std::int64_t page_size = std::min<std::int64_t>(page, Problem::max_page_size);
+  const std::int64_t max_capacity = std::max(page_size, s.max_seqlen / page_size * page_size);
+  p.seqlen_k = page_size * pick(r, 1, max_capacity / page_size);
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    p.cache_seqlens.push_back(f.kind == "decode-empty" && r.below(3) != 0 ? 0 : cache_length(r, p.seqlen_k, page_size));
+  if (paged) {
+    p.page_size = page_size;
+    const std::int64_t entries = p.batch * (p.seqlen_k / page_size);
+    p.num_pages = r.below(3) == 0 ? std::max<std::int64_t>(1, entries / 2) : entries + pick(r, 0, 4);  // shared, or spare
+    p.block_table = page_table(p.batch, p.seqlen_k / page_size, p.num_pages, r.below(4) == 0 ? 0 : 1 + r.below(1u << 30));
+  }
+  const std::int64_t blocks = (p.seqlen_k + 15) / 16;
+  if (f.kind == "decode-splits" || r.below(3) == 0) p.num_splits = pick(r, 1, std::min<std::int64_t>(Problem::max_splits, blocks));
+  const std::uint64_t mask = r.below(3);  // none, causal (a decode step's usual mask), local
+  if (mask == 1) p.window_left = -1, p.window_right = 0;
+  if (mask == 2) p.window_left = pick(r, 0, 256), p.window_right = 0;
+  f.c.dist = *parse_distribution(f.kind == "decode-extreme-logits" ? "large-logits:" + log_uniform(r, 1, 22) : "normal");
+  f.c.impl.clear();
+  f.c.backward = false;
+  return f;
+}
+
 FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
   Rng r = shape_stream(s, index);
   FuzzCase f = start_case(s, index, kProductionKinds, r);
@@ -371,14 +425,17 @@ const std::vector<std::string>& case_kinds(Profile p) {
     return v;
   };
   static const std::vector<std::string> standard = names_of(kKinds), production = names_of(kProductionKinds),
-                                        packed = names_of(kPackedKinds), score_mod = names_of(kScoreModKinds);
-  return p == Profile::production ? production : p == Profile::packed ? packed : p == Profile::score_mod ? score_mod : standard;
+                                        packed = names_of(kPackedKinds), score_mod = names_of(kScoreModKinds),
+                                        decode = names_of(kDecodeKinds);
+  return p == Profile::production ? production : p == Profile::packed ? packed : p == Profile::score_mod ? score_mod
+         : p == Profile::decode ? decode : standard;
 }
 
 FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index) {
   if (s.profile == Profile::production) return production_case(s, index);
   if (s.profile == Profile::packed) return packed_case(s, index);
   if (s.profile == Profile::score_mod) return score_mod_case(s, index);
+  if (s.profile == Profile::decode) return decode_case(s, index);
   Rng r = shape_stream(s, index);
   FuzzCase f = start_case(s, index, kKinds, r);
   Problem& p = f.c.problem;

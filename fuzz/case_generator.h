@@ -31,16 +31,20 @@ namespace flashproof::fuzz {
 // library (the parser fuzzer's build, scripts/fuzz-parsers.sh).
 // `score-mod` (the soft cap and ALiBi, docs/spec.md "Soft cap and ALiBi": the default profile's
 // shapes and values, or the packed profile's batches, with a cap, slopes or both).
-enum class Profile { standard, production, packed, score_mod };
+// `decode` (KV caches, docs/spec.md "KV caches": cache lengths, pages and split counts where decode
+// kernels break; forward only; max_seqlen bounds the cache's capacity).
+enum class Profile { standard, production, packed, score_mod, decode };
 inline const char* profile_name(Profile p) {
   return p == Profile::production ? "production" : p == Profile::packed ? "packed"
-                                               : p == Profile::score_mod ? "score-mod" : "default";
+                                               : p == Profile::score_mod ? "score-mod"
+                                               : p == Profile::decode    ? "decode" : "default";
 }
 inline std::optional<Profile> parse_profile(std::string_view name) {
   if (name == "default") return Profile::standard;
   if (name == "production") return Profile::production;
   if (name == "packed") return Profile::packed;
   if (name == "score-mod") return Profile::score_mod;
+  if (name == "decode") return Profile::decode;
   return std::nullopt;
 }
 
@@ -76,7 +80,8 @@ struct FuzzCase {
                      // accumulated-rounding; packed: packed-mixed, packed-one-long,
                      // packed-tile-edges, packed-empty, packed-extreme-logits; score-mod:
                      // softcap-small, softcap-model, alibi-model, alibi-extreme, softcap-alibi,
-                     // score-mod-packed (docs/fuzz.md)
+                     // score-mod-packed; decode: decode-paged, decode-contiguous,
+                     // decode-splits, decode-empty, decode-extreme-logits (docs/fuzz.md)
 };
 
 FuzzCase generate_case(const GeneratorSettings& s, std::uint64_t index);

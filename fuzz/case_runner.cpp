@@ -17,8 +17,8 @@
 
 namespace flashproof::fuzz {
 
-double max_scaled_logit(const Problem& p, const Inputs& in) {
-  return scan_logits(p, in.q, in.k, std::numeric_limits<double>::infinity()).max_visible;
+double max_scaled_logit(const Problem& p, const Inputs& in) {  // a KV cache's inputs are its logical problem's
+  return scan_logits(logical_problem(p), in.q, in.k, std::numeric_limits<double>::infinity()).max_visible;
 }
 
 double crashed_case_logit_scale(const Case& c, const CheckOptions& options) {

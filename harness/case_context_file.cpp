@@ -240,7 +240,7 @@ std::optional<CaseContext> load_case_context(const std::string& path, const Case
     if (!r.done()) return std::nullopt;  // trailing bytes
     ctx.inputs = generate_inputs(c.problem, c.dist, c.seed);
     // Not stored: the sample is a function of the problem and the options, both in the key.
-    ctx.sample = judged_sample(c.problem, opt.reference.sample, opt.reference.sample_seed);
+    ctx.sample = judged_sample(logical_problem(c.problem), opt.reference.sample, opt.reference.sample_seed);
     return ctx;
   } catch (const std::exception&) {
     return std::nullopt;

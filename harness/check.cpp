@@ -250,7 +250,7 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
       {.model = impl->arithmetic_model(), .backward = c.backward, .rigorous = r.inputs_in_domain,
        .envelope_slack = opt.envelope_slack, .threads = opt.reference.threads,
        .d_error = d_error.empty() ? nullptr : &d_error, .gqa = impl->gqa_gradient_reduction(), .wanted = wanted(ctx),
-       .recomputed_logits = impl->backward_recomputes_forward_logits()},
+       .recomputed_logits = impl->backward_recomputes_forward_logits(), .key_splits = impl->max_key_splits(c.problem)},
       opt);
   const bounds::ImplementationBounds& rigorous = judged.rigorous;
   const bounds::Envelopes& envelopes = judged.envelopes;
@@ -326,7 +326,8 @@ CheckRecord run_check(const Case& c, const CheckOptions& opt) {
 }
 
 bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel model, GqaGradientReduction gqa,
-                                             const CheckOptions& opt, std::string* domain_note, bool recomputed_logits) {
+                                             const CheckOptions& opt, std::string* domain_note, bool recomputed_logits,
+                                             std::int64_t key_splits) {
   const ValidProblem physical(c.problem);
   const ValidProblem valid = logical_of(physical, c.backward);
   const Inputs in = generate_inputs(physical, c.dist, c.seed);
@@ -338,7 +339,8 @@ bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel mode
   return judged_bounds(valid, in,
                        {.model = model, .backward = c.backward, .rigorous = note.empty(), .envelope_slack = std::nullopt,
                         .threads = opt.reference.threads, .d_error = nullptr, .gqa = gqa,
-                        .wanted = sample ? &*sample : nullptr, .recomputed_logits = recomputed_logits},
+                        .wanted = sample ? &*sample : nullptr, .recomputed_logits = recomputed_logits,
+                        .key_splits = key_splits},
                        opt)
       .rigorous;
 }

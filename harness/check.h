@@ -275,11 +275,12 @@ struct CaseContext {
 // the implementation's outputs: a flash-model backward forms D from its own O, but its bound covers
 // any O within O's bound; that O's actual error enters only rule 3's allowance (dq_from_d_error,
 // dk_from_d_error), left 0 here. Throws std::invalid_argument for an invalid case.
-// recomputed_logits: AttentionImpl::backward_recomputes_forward_logits of the implementation.
+// recomputed_logits: AttentionImpl::backward_recomputes_forward_logits of the implementation;
+// key_splits: its max_key_splits(c.problem). A KV-cache case's bounds are its logical problem's.
 bounds::ImplementationBounds rigorous_bounds(const Case& c, ArithmeticModel model,
                                              GqaGradientReduction gqa = GqaGradientReduction::group_sum,
                                              const CheckOptions& opt = {}, std::string* domain_note = nullptr,
-                                             bool recomputed_logits = false);
+                                             bool recomputed_logits = false, std::int64_t key_splits = 1);
 
 // Throws std::invalid_argument for an invalid case.
 CaseContext prepare_case(const Case& c, const CheckOptions& opt = {}, bool with_baseline = false);

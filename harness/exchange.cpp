@@ -141,6 +141,8 @@ HostTensor read_tensor_file(const std::string& path, DType dtype, Shape shape, i
 
 std::string write_case(const std::string& root, const Case& c, const std::string& note) {
   const ValidProblem valid(c.problem);
+  if (valid->kv_cache())  // its files would hold the logical keys, not the cache an implementation reads
+    throw std::invalid_argument("the exchange format does not carry KV caches yet (docs/spec.md \"KV caches\")");
   const std::string name = case_directory_name(c);
   const fs::path dir = fs::path(root) / name;
   std::error_code ec;

@@ -281,7 +281,7 @@ class NaiveAttention final : public AttentionImpl {
   void forward(const Problem& p, const ForwardArgs& a) override {
     if (p.kv_cache()) {  // the logical problem's attention, the keys read through the cache
       Problem read = p;
-      if (flaw_ == NaiveFlaw::cache_allocated_length) read.cache_seqlens.clear();
+      if (flaw_ == NaiveFlaw::cache_allocated_length) read.cache_seqlens.assign(static_cast<std::size_t>(p.batch), p.seqlen_k);
       forward_through_logical(*this, read, a);
       if (flaw_ == NaiveFlaw::later_sequences_unwritten)
         for (std::int64_t b = 1; b < p.batch; ++b)

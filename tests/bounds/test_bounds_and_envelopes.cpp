@@ -5,9 +5,11 @@
 // products (not the bounds' four-lane ones).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -136,6 +138,34 @@ TEST(BoundsAndEnvelopes, EnvelopesSumTheirDotProductsInPlainOrder) {
     const double widen = s * (big + log_n + 1) * (1 + 0x1p-40);
     EXPECT_EQ(std::bit_cast<std::uint64_t>(env.lse.lo[i]), std::bit_cast<std::uint64_t>(m - widen)) << i;
     EXPECT_EQ(std::bit_cast<std::uint64_t>(env.lse.hi[i]), std::bit_cast<std::uint64_t>(m + log_n + widen)) << i;
+  }
+}
+
+}  // namespace
+}  // namespace flashproof
+
+namespace flashproof {
+namespace {
+
+// (S1): a split-KV forward's bounds hold its partials' and its combine's roundings on top of the
+// dense ones, growing with |LSE|; one split is the dense bound bit for bit; the naive model never splits.
+TEST(SplitKvBounds, SplitsWidenTheForwardBoundsByTheCombinesRoundings) {
+  for (const char* dist : {"normal", "large-logits:3000"}) {
+    const Problem p = make_problem(DType::fp16, 1, 2, 1, 5, 300, 64, -1, -1);
+    const Inputs in = generate_inputs(p, *parse_distribution(dist), 12);
+    const auto with = [&](ArithmeticModel model, std::int64_t splits) {
+      return bounds::bounds_and_envelopes(p, in, {.model = model, .key_splits = splits}).rigorous;
+    };
+    const bounds::ImplementationBounds dense = with(ArithmeticModel::flash, 1), split = with(ArithmeticModel::flash, 16);
+    EXPECT_EQ(differ(dense, with(ArithmeticModel::flash, 1)), "");
+    EXPECT_EQ(differ(with(ArithmeticModel::naive, 1), with(ArithmeticModel::naive, 16)), "");
+    double widest_lse = 0;
+    for (std::size_t x = 0; x < dense.lse.size(); ++x) {
+      EXPECT_GT(split.lse[x], dense.lse[x]) << dist << " " << x;
+      widest_lse = std::max(widest_lse, split.lse[x] / dense.lse[x]);
+    }
+    for (std::size_t x = 0; x < dense.o.size(); ++x) EXPECT_GE(split.o[x], dense.o[x]) << dist << " " << x;
+    std::cout << dist << ": LSE bound up to " << widest_lse << "x the dense one with 16 splits\n";
   }
 }
 

@@ -704,6 +704,69 @@ TEST(Campaign, ScoreModProfileFindsBrokenCapsAndBiases) {
   }
 }
 
+// ---- the decode profile ----
+
+// Valid forward-only KV-cache cases with the lengths, pages and split counts decode kernels break on.
+TEST(CaseGenerator, TheDecodeProfileDrawsKvCaches) {
+  GeneratorSettings g;
+  g.seed = 9;
+  g.profile = Profile::decode;
+  g.max_seqlen = 300;
+  std::set<std::string> kinds;
+  bool empty = false, one = false, page_edge = false, full = false, shared = false, spare = false, shuffled = false,
+       contiguous = false, forced = false, heuristic = false, non_power_page = false;
+  for (std::uint64_t i = 0; i < 400; ++i) {
+    const FuzzCase f = generate_case(g, i);
+    const Problem& p = f.c.problem;
+    ASSERT_EQ(p.validate(), "") << i;
+    ASSERT_TRUE(p.kv_cache()) << i;
+    ASSERT_FALSE(f.c.backward) << i;
+    ASSERT_LE(p.seqlen_k, g.max_seqlen) << i;
+    kinds.insert(f.kind);
+    for (std::int64_t b = 0; b < p.batch; ++b) {
+      const std::int64_t n = p.used_keys(b);
+      empty |= n == 0, one |= n == 1, full |= n == p.seqlen_k;
+      page_edge |= p.paged() && n > 1 && (n % p.page_size <= 1 || n % p.page_size == p.page_size - 1);
+    }
+    contiguous |= !p.paged();
+    if (p.paged()) {
+      const std::int64_t entries = static_cast<std::int64_t>(p.block_table.size());
+      shared |= p.num_pages < entries, spare |= p.num_pages > entries;
+      shuffled |= !std::is_sorted(p.block_table.begin(), p.block_table.end());
+      non_power_page |= (p.page_size & (p.page_size - 1)) != 0;
+    }
+    forced |= p.num_splits > 0, heuristic |= p.num_splits == 0;
+  }
+  EXPECT_EQ(kinds.size(), case_kinds(Profile::decode).size());
+  EXPECT_TRUE(empty && one && page_edge && full && shared && spare && shuffled && contiguous && forced && heuristic &&
+              non_power_page);
+}
+
+// A decode campaign passes the naive baseline, which reads caches through their tables, and finds
+// the flaws that read a cache to its capacity or never write the later sequences' rows.
+TEST(Campaign, DecodeProfileFindsCacheFlaws) {
+  static const bool registered = [] {
+    for (NaiveFlaw f : {NaiveFlaw::cache_allocated_length, NaiveFlaw::later_sequences_unwritten})
+      register_implementation(make_naive_attention(f));
+    return true;
+  }();
+  (void)registered;
+  for (const std::string impl : {"naive", "naive-flawed:cache-allocated-length", "naive-flawed:later-sequences-unwritten"}) {
+    const fs::path dir = fresh_dir("decode_" + std::to_string(impl.size()));
+    std::ostringstream quiet;
+    CampaignSpec s = small_spec(dir, {impl}, 24);
+    s.generator.profile = Profile::decode;
+    const CampaignResult r = run_campaign(s, quiet, false);
+    EXPECT_EQ(r.crash, 0u) << impl;
+    if (impl == "naive") {
+      EXPECT_EQ(r.fail, 0u) << quiet.str();
+      EXPECT_GT(r.pass, 12u);
+    } else {
+      EXPECT_GT(r.fail, 4u) << impl << ": the campaign did not find it";
+    }
+  }
+}
+
 // A defect in an implementation's other compiled tile set alone: a quarter of its cases, drawn from
 // each case's seed, run that tile set, so a campaign finds it (before, only tile-independence ran
 // it). The record keeps the implementation's name; its case, and so its replay, names the variant.
