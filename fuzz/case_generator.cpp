@@ -56,7 +56,8 @@ constexpr Kind kKinds[] = {{"normal", 6},       {"extreme-logits", 6},    {"near
 // most weight; the index and grid limits, ragged tails and long rescaling chains each come often
 // enough that a campaign of a dozen cases meets most of them.
 constexpr Kind kProductionKinds[] = {{"long-context", 3}, {"long-kv", 3},     {"index-limit", 2},
-                                     {"many-heads", 2},   {"ragged-tail", 2}, {"accumulated-rounding", 2}};
+                                     {"many-heads", 2},   {"ragged-tail", 2}, {"accumulated-rounding", 2},
+                                     {"decode-cache", 2}};
 
 template <std::size_t N>
 std::string pick_kind(Rng& r, const Kind (&kinds)[N]) {
@@ -398,6 +399,11 @@ FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
     } else if (f.kind == "ragged-tail") {  // 128 k + 1: the last tile of every tile size holds one row or key
       p.seqlen_q = 128 * pick(r, 32, 255) + 1;
       p.seqlen_k = r.below(2) == 0 ? p.seqlen_q : 128 * pick(r, 32, 255) + 1;
+    } else if (f.kind == "decode-cache") {  // a decode step against long KV caches (docs/spec.md "KV caches")
+      p.seqlen_q = r.below(2) == 0 ? 1 : pick(r, 2, 16);
+      p.seqlen_k = long_seqlen(r, 16384, 131072);
+      p.batch = pick(r, 1, 4);
+      backward_allowed = false;
     } else {  // accumulated-rounding: hundreds of key blocks, each rescaling the running sums
       p.seqlen_k = long_seqlen(r, 16384, 65536);
       p.seqlen_q = r.below(2) == 0 ? p.seqlen_k : pick(r, 1, 64);
@@ -407,6 +413,17 @@ FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
       backward_allowed = false;
     }
     fit_elements(p);
+    if (f.kind == "decode-cache") {  // the capacity a multiple of the page; used lengths up to it
+      const std::int64_t page = r.below(2) == 0 ? 16 : 256;
+      p.seqlen_k = std::max(page, p.seqlen_k / page * page);
+      for (std::int64_t b = 0; b < p.batch; ++b) p.cache_seqlens.push_back(cache_length(r, p.seqlen_k, page));
+      if (r.below(4) != 0) {
+        p.page_size = page;
+        p.num_pages = p.batch * (p.seqlen_k / page);
+        p.block_table = page_table(p.batch, p.seqlen_k / page, p.num_pages, 1 + r.below(1u << 30));
+      }
+      if (r.below(2) == 0) p.num_splits = pick(r, 1, Problem::max_splits);
+    }
   }
   model_mask(r, p);
   if (values.empty()) values = model_values(r);

@@ -275,6 +275,10 @@ TEST(ProductionProfile, GivesEveryKindWithItsShapeWithinTheCap) {
     } else if (f.kind == "long-kv") {
       EXPECT_TRUE(p.seqlen_q >= 1 && p.seqlen_q <= 64) << what;
       EXPECT_TRUE(p.seqlen_k >= 16384 && p.seqlen_k <= 131072) << what;
+    } else if (f.kind == "decode-cache") {  // long KV caches, paged in 3 of 4, forward only
+      EXPECT_TRUE(p.kv_cache() && p.seqlen_q >= 1 && p.seqlen_q <= 16) << what;
+      EXPECT_TRUE(p.seqlen_k >= 16 && p.seqlen_k <= 131072) << what;
+      EXPECT_FALSE(f.c.backward) << what;
     } else if (f.kind == "index-limit") {
       EXPECT_TRUE(p.seqlen_q >= 1 && p.seqlen_q <= 64) << what;
       const std::set<std::int64_t> limits = {32767, 32768, 32769, 65535, 65536, 65537};
@@ -296,13 +300,14 @@ TEST(ProductionProfile, GivesEveryKindWithItsShapeWithinTheCap) {
       ADD_FAILURE() << "unknown kind " << what;
     }
   }
-  // Weights of case_generator.cpp: 3, 3, 2, 2, 2, 2 of 14; each kind within 4 sigma.
+  // Weights of case_generator.cpp: 3, 3, 2, 2, 2, 2, 2 of 16; each kind within 4 sigma.
   const std::map<std::string, double> weight = {{"long-context", 3}, {"long-kv", 3},     {"index-limit", 2},
-                                                {"many-heads", 2},   {"ragged-tail", 2}, {"accumulated-rounding", 2}};
+                                                {"many-heads", 2},   {"ragged-tail", 2}, {"accumulated-rounding", 2},
+                                                {"decode-cache", 2}};
   ASSERT_EQ(kinds.size(), weight.size());
   ASSERT_EQ(case_kinds(Profile::production).size(), weight.size());
   for (const auto& [kind, w] : weight) {
-    const double expected = n * w / 14, sigma = std::sqrt(expected * (1 - w / 14));
+    const double expected = n * w / 16, sigma = std::sqrt(expected * (1 - w / 16));
     EXPECT_NEAR(kinds[kind], expected, 4 * sigma) << kind;
     EXPECT_EQ(std::count(case_kinds(Profile::production).begin(), case_kinds(Profile::production).end(), kind), 1);
   }
