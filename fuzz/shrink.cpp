@@ -1,5 +1,6 @@
 #include "fuzz/shrink.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -35,6 +36,37 @@ std::vector<Problem> candidates(const Problem& p) {
       resize_sequence(b, [](std::int64_t& sq, std::int64_t& sk) {
         sq = (sq + 1) / 2, sk = (sk + 1) / 2;
         return true;
+      });
+  }
+  // A KV cache: one sequence dropped (its lengths and table row with it), each used length halved,
+  // the capacity cut to the longest used length (whole pages), the pages made a contiguous cache.
+  if (p.kv_cache() && !p.cache_seqlens.empty()) {
+    const std::int64_t per = p.pages_per_sequence();
+    for (std::int64_t b = 0; p.batch > 1 && b < p.batch; ++b)
+      add([&](Problem& q) {
+        q.batch -= 1;
+        q.cache_seqlens.erase(q.cache_seqlens.begin() + b);
+        if (q.paged()) q.block_table.erase(q.block_table.begin() + b * per, q.block_table.begin() + (b + 1) * per);
+      });
+    for (std::int64_t b = 0; b < p.batch; ++b)
+      if (p.cache_seqlens[static_cast<std::size_t>(b)] > 1)
+        add([&](Problem& q) { q.cache_seqlens[static_cast<std::size_t>(b)] /= 2; });
+    const std::int64_t unit = p.paged() ? p.page_size : 1;
+    const std::int64_t longest = *std::max_element(p.cache_seqlens.begin(), p.cache_seqlens.end());
+    const std::int64_t capacity = std::max(unit, (longest + unit - 1) / unit * unit);
+    if (capacity < p.seqlen_k)
+      add([&](Problem& q) {
+        q.seqlen_k = capacity;
+        if (!q.paged()) return;
+        std::vector<std::int64_t> table;
+        for (std::int64_t b = 0; b < q.batch; ++b)
+          for (std::int64_t t = 0; t < capacity / unit; ++t) table.push_back(p.block_table[static_cast<std::size_t>(b * per + t)]);
+        q.block_table = table;
+      });
+    if (p.paged())
+      add([](Problem& q) {
+        q.page_size = q.num_pages = 0;
+        q.block_table.clear();
       });
   }
   if (p.heads_kv > 1) add([](Problem& q) { q.heads_q /= q.heads_kv, q.heads_kv = 1; });

@@ -23,6 +23,7 @@
 #include "fuzz/case_runner.h"
 #include "fuzz/child_process.h"
 #include "fuzz/failure_signature.h"
+#include "core/kv_cache.h"
 #include "fuzz/shrink.h"
 #include "kernels/naive/naive_attention.h"
 #include "kernels/registry.h"
@@ -197,6 +198,33 @@ TEST(Shrink, APackedFailureShrinksToFewerShorterSequences) {
   EXPECT_EQ(kept.c.problem.sequences(), 2) << kept.c.problem.describe();
   if (std::getenv("FP_SHRINK_TEST_VERBOSE")) std::printf("%s -> %s\n", p.describe().c_str(), kept.c.problem.describe().c_str());
   EXPECT_LE(kept.c.problem.seqlen_q + kept.c.problem.seqlen_k, 8) << kept.c.problem.describe();
+  EXPECT_TRUE(keeps_failure(failure_target(original), kept.outcome)) << kept.outcome.why;
+}
+
+// A KV-cache failure shrinks by sequences, used lengths, capacity and pages (fuzz/shrink.cpp): the
+// dense candidates leave a cache invalid. A later sequence's rows never written need two sequences.
+TEST(Shrink, AKvCacheFailureShrinksToFewerShorterSequences) {
+  static const bool registered = [] {
+    register_implementation(make_naive_attention(NaiveFlaw::later_sequences_unwritten));
+    return true;
+  }();
+  (void)registered;
+  Case c;
+  c.impl = "naive-flawed:later-sequences-unwritten";
+  Problem& p = c.problem;
+  p.head_dim = 8, p.batch = 4, p.seqlen_q = 3, p.seqlen_k = 128;
+  p.cache_seqlens = {40, 0, 100, 17};
+  p.page_size = 32, p.num_pages = 16;
+  p.block_table = page_table(4, 4, 16, 5);
+  c.seed = 3;
+  const std::string s = scratch("kv_cache");
+  const CaseOutcome original = run_case_isolated(c, {}, s, kTimeout);
+  ASSERT_EQ(original.status, CaseStatus::fail) << original.why;
+  const ShrinkResult kept = shrink_case(c, original, {}, s, kTimeout, 200, 300);
+  const Problem& q = kept.c.problem;
+  EXPECT_EQ(q.batch, 2) << q.describe();
+  EXPECT_FALSE(q.paged()) << q.describe();
+  EXPECT_LE(q.seqlen_k, 2) << q.describe();
   EXPECT_TRUE(keeps_failure(failure_target(original), kept.outcome)) << kept.outcome.why;
 }
 
