@@ -151,6 +151,9 @@ CaseBox generate(std::uint64_t seed, std::uint64_t index, const std::vector<std:
 
 CaseBox read_case(const std::string& path) {
   CaseFile cf = read_case_file(path);
+  if (cf.c.problem.kv_cache())  // its tensors' shapes are not Case's (docs/spec.md "KV caches")
+    throw std::invalid_argument(path + " holds a KV-cache case, which the Python package does not take yet; "
+                                "check it with `flashproof replay`");
   return CaseBox{cf.c, {}, cf.options, cf.note, cf.property};
 }
 
