@@ -1,10 +1,14 @@
 #include "kernels/fa2/api.h"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <span>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/algo/paged_kv.h"
 #include "kernels/algo/tile_configs.h"
 #include "kernels/fa2/params.h"
 #include "kernels/flash/targets.h"
@@ -18,6 +22,8 @@ bool fa2_bucket_built(int bucket) { return flash_limits(KernelFamily::fa2).bucke
 
 bool fa2_score_mod_built(int bucket) { return flash_limits(KernelFamily::fa2).score_mod_built(bucket); }
 
+bool fa2_decode_built(int bucket) { return flash_limits(KernelFamily::fa2).decode_built(bucket); }
+
 std::string fa2_forward_error(FlashTarget target, const FlashForwardTensors& t, const FlashOptions& options) {
   return flash_forward_error(flash_limits(KernelFamily::fa2), target, t, options);
 }
@@ -26,8 +32,61 @@ std::string fa2_backward_error(FlashTarget target, const FlashBackwardTensors& t
   return flash_backward_error(flash_limits(KernelFamily::fa2), target, t, options);
 }
 
+int fa2_decode_splits(int batch, int heads_q, int seqlen_q, int head_dim, std::span<const std::int32_t> cache_seqlens,
+                      int capacity) {
+  const int bucket = algo::head_dim_bucket(KernelFamily::fa2, head_dim);
+  const int block_m = 64, block_n = bucket <= 64 ? 128 : 64;  // decode_kernel.h, Fa2DecodeTraitsFor
+  int longest = cache_seqlens.empty() ? capacity : 0;
+  for (const std::int32_t used : cache_seqlens) longest = std::max(longest, static_cast<int>(used));
+  const long long blocks = static_cast<long long>((seqlen_q + block_m - 1) / block_m) * batch * heads_q;
+  return algo::decode_split_heuristic(blocks, (longest + block_n - 1) / block_n, kFa2DecodeSms, 128);
+}
+
+namespace {
+
+// A validated decode call (docs/fa2.md "Decoding"): lengths and table uploaded to target memory,
+// the split count chosen, the split workspaces allocated, the decode kernel (and the combine) run.
+void fa2_decode(FlashTarget target, FlashDtype dtype, const FlashForwardTensors& t, const FlashOptions& options) {
+  const int capacity = static_cast<int>(decode_capacity(t, options));
+  FlashTensor logical_k = t.k;
+  logical_k.sizes = {t.q.sizes[0], capacity, t.k.sizes[2], t.k.sizes[3]};
+  Fa2DecodeParams p;
+  p.shape = make_flash_shape(dtype, t.q, logical_k, options);
+  p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);
+  p.lse = t.lse;
+  const FlashShape& s = p.shape;
+  std::unique_ptr<FlashBuffer> seqlens, table, partial_o, partial_lse;
+  if (!options.cache_seqlens.empty()) {
+    seqlens = std::make_unique<FlashBuffer>(target, options.cache_seqlens.size_bytes());
+    seqlens->upload(options.cache_seqlens.data(), options.cache_seqlens.size_bytes());
+    p.cache.seqlens = static_cast<const std::int32_t*>(seqlens->data());
+  }
+  if (options.page_size > 0) {
+    table = std::make_unique<FlashBuffer>(target, options.block_table.size_bytes());
+    table->upload(options.block_table.data(), options.block_table.size_bytes());
+    p.cache.block_table = static_cast<const std::int32_t*>(table->data());
+    p.cache.page_size = options.page_size;
+    p.cache.pages_per_sequence = static_cast<int>(options.block_table.size() / static_cast<std::size_t>(s.batch));
+  }
+  p.cache.num_splits = options.num_splits > 0 ? options.num_splits
+                                               : fa2_decode_splits(s.batch, s.heads_q, s.seqlen_q, s.head_dim,
+                                                                   options.cache_seqlens, capacity);
+  p.cache.flaw = static_cast<DecodeFlaw>(options.decode_flaw);
+  if (p.cache.num_splits > 1) {
+    const std::size_t rows = static_cast<std::size_t>(p.cache.num_splits) * s.batch * s.heads_q * s.seqlen_q;
+    partial_o = std::make_unique<FlashBuffer>(target, rows * s.head_dim * sizeof(float));
+    partial_lse = std::make_unique<FlashBuffer>(target, rows * sizeof(float));
+    p.cache.partial_o = static_cast<float*>(partial_o->data());
+    p.cache.partial_lse = static_cast<float*>(partial_lse->data());
+  }
+  flash::run_fa2_decode_on(target, p, algo::head_dim_bucket(KernelFamily::fa2, s.head_dim));
+}
+
+}  // namespace
+
 void fa2_forward(FlashTarget target, FlashDtype dtype, const FlashForwardTensors& t, const FlashOptions& options) {
   if (std::string e = fa2_forward_error(target, t, options); !e.empty()) throw std::invalid_argument(e);
+  if (options.decode()) return fa2_decode(target, dtype, t, options);
   Fa2ForwardParams p;
   p.shape = make_flash_shape(dtype, t.q, t.k, options);
   p.q = seq_tensor(t.q), p.k = seq_tensor(t.k), p.v = seq_tensor(t.v), p.o = seq_tensor(t.o);

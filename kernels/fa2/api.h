@@ -4,6 +4,8 @@
 // message starting "fa2: "; see docs/fa2.md.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 
 #include "kernels/flash/api.h"
@@ -21,5 +23,14 @@ std::string fa2_backward_error(FlashTarget target, const FlashBackwardTensors& t
 bool fa2_bucket_built(int bucket);
 // ... and those with the soft cap and ALiBi (docs/fa2.md "Soft cap and ALiBi").
 bool fa2_score_mod_built(int bucket);
+// ... and those with the decode path (KV caches, paged K/V, split-KV; docs/fa2.md "Decoding").
+bool fa2_decode_built(int bucket);
+
+// The split count a decode call with num_splits = 0 runs (docs/fa2.md "Decoding"): FlashAttention-2's
+// heuristic over the grid's other blocks, the longest used length's key blocks and kFa2DecodeSms
+// multiprocessors (an H100's / H200's 132 on every target, so the emulator splits as the GPU does).
+inline constexpr int kFa2DecodeSms = 132;
+int fa2_decode_splits(int batch, int heads_q, int seqlen_q, int head_dim, std::span<const std::int32_t> cache_seqlens,
+                      int capacity);
 
 }  // namespace flashproof::kernels

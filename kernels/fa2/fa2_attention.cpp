@@ -21,6 +21,17 @@ const char* fa2_score_mod_flaw_name(kernels::FlashScoreModFlaw flaw) {
   return "?";
 }
 
+const char* fa2_decode_flaw_name(kernels::FlashDecodeFlaw flaw) {
+  switch (flaw) {
+    case kernels::FlashDecodeFlaw::none: return "none";
+    case kernels::FlashDecodeFlaw::split_skips_last_block: return "split_skips_last_block";
+    case kernels::FlashDecodeFlaw::combine_without_empty_guard: return "combine_without_empty_guard";
+    case kernels::FlashDecodeFlaw::page_from_allocated_length: return "page_from_allocated_length";
+    case kernels::FlashDecodeFlaw::later_sequences_unwritten: return "later_sequences_unwritten";
+  }
+  return "?";
+}
+
 std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic) {
   return make_fa2_attention(deterministic, kernels::FlashScoreModFlaw::none);
 }
@@ -37,6 +48,24 @@ std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic, kernels::F
       .backward = &kernels::fa2_backward,
       .deterministic = deterministic,
       .score_mod_flaw = flaw,
+  });
+}
+
+}  // namespace flashproof
+
+namespace flashproof {
+
+std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic, kernels::FlashDecodeFlaw flaw) {
+  std::string name = deterministic ? "fa2-deterministic" : "fa2";
+  if (flaw != kernels::FlashDecodeFlaw::none) name += std::string("~") + fa2_decode_flaw_name(flaw);
+  return make_flash_attention({
+      .name = name,
+      .description = "FlashAttention-2 kernels of this repository, a deliberately broken decode path",
+      .limits = &kernels::flash_limits(algo::KernelFamily::fa2),
+      .forward = &kernels::fa2_forward,
+      .backward = &kernels::fa2_backward,
+      .deterministic = deterministic,
+      .decode_flaw = flaw,
   });
 }
 

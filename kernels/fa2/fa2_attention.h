@@ -17,4 +17,11 @@ std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic);
 std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic, kernels::FlashScoreModFlaw flaw);
 const char* fa2_score_mod_flaw_name(kernels::FlashScoreModFlaw flaw);
 
+// A deliberately broken FA2 decode path (tests and the harness's twins only; not registered): a
+// split one key block short, the combine without its empty-split guard, the cache read to its
+// capacity instead of its used length, or later sequences left unwritten with splits
+// (kernels::FlashDecodeFlaw; docs/fa2.md "Decoding"). Named "fa2~split_skips_last_block" and so on.
+std::unique_ptr<AttentionImpl> make_fa2_attention(bool deterministic, kernels::FlashDecodeFlaw flaw);
+const char* fa2_decode_flaw_name(kernels::FlashDecodeFlaw flaw);
+
 }  // namespace flashproof

@@ -39,6 +39,20 @@ struct FlashTensor {
 // added with the wrong sign (+slope * distance).
 enum class FlashScoreModFlaw { none, missing_softcap_derivative, alibi_top_left, alibi_wrong_sign };
 
+// Deliberately broken variants of the decode path (docs/fa2.md "Decoding"), for tests and the
+// harness's twins only: a split visits one key block fewer than its share; the combine takes an
+// empty split (LSE -inf) as a normal one (exp2(-inf - -inf) = NaN where no split before it had keys);
+// the key range and page indices come from the cache's capacity instead of the sequence's used
+// length (unused slots, NaN, enter); with more than one split the rows of every sequence after the
+// first are never written.
+enum class FlashDecodeFlaw {
+  none,
+  split_skips_last_block,
+  combine_without_empty_guard,
+  page_from_allocated_length,
+  later_sequences_unwritten,
+};
+
 struct FlashOptions {
   std::optional<float> softmax_scale;  // default 1/sqrt(head_dim) rounded to fp32; must be finite
   int window_left = -1;                // bottom-right aligned window; < 0: unbounded
@@ -70,6 +84,23 @@ struct FlashOptions {
   std::optional<float> softcap;
   std::span<const float> alibi_slopes{};
   FlashScoreModFlaw score_mod_flaw = FlashScoreModFlaw::none;  // tests only
+  // A KV cache (FA2 forward only; docs/fa2.md "Decoding"). cache_seqlens: host array, one used
+  // length per sequence (0 to the capacity); empty: every sequence uses all its capacity. page_size
+  // > 0: K and V are a pool [num_pages, page_size, heads_kv, head_dim] (page_size a multiple of 16
+  // up to 256) and block_table a host array [batch][pages_per_sequence] of page indices in
+  // [0, num_pages) (any order, shared pages allowed), whose length fixes pages_per_sequence and the
+  // capacity seqlen_k = pages_per_sequence * page_size; page_size 0: K and V are [batch, seqlen_k,
+  // heads_kv, head_dim] and block_table empty. The mask is aligned to each sequence's used length.
+  // num_splits: the key blocks split between this many thread blocks (1 to 128) and combined;
+  // 0: the heuristic of docs/fa2.md "Decoding". Any of these set makes the call a decode call
+  // (num_splits alone too: a split dense forward).
+  std::span<const std::int32_t> cache_seqlens{};
+  int page_size = 0;
+  std::span<const std::int32_t> block_table{};
+  int num_splits = 0;
+  FlashDecodeFlaw decode_flaw = FlashDecodeFlaw::none;  // tests only
+
+  bool decode() const { return !cache_seqlens.empty() || page_size > 0 || !block_table.empty() || num_splits > 0; }
 };
 
 struct FlashForwardTensors {

@@ -44,6 +44,19 @@ constexpr bool score_mod_built(algo::KernelFamily f, int bucket) {
   return false;
 }
 
+// The head-dim buckets with a decode instantiation (KV caches, paged K/V, split-KV: FA2 only, one
+// decode kernel per bucket and input type plus one combine kernel per input type; docs/fa2.md
+// "Decoding"), of those the build compiles. Two buckets to keep the build time: the harness
+// adapter runs other head dims up to 128 zero-padded into them; a call in another bucket is refused.
+inline constexpr int kFa2DecodeBuckets[] = {64, 128};
+
+constexpr bool decode_built(algo::KernelFamily f, int bucket) {
+  if (f != algo::KernelFamily::fa2 || !bucket_built(f, bucket)) return false;
+  for (int b : kFa2DecodeBuckets)
+    if (b == bucket) return true;
+  return false;
+}
+
 // The CMake option that narrows a family's buckets, named in the "not built" error.
 constexpr const char* buckets_option(algo::KernelFamily f) {
   return f == algo::KernelFamily::fa1 ? "FLASHPROOF_FA1_HEAD_DIMS" : "FLASHPROOF_FA2_HEAD_DIMS";

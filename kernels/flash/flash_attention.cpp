@@ -127,6 +127,7 @@ kernels::FlashOptions options_for(const Problem& p, const FlashKernelEntry& entr
   o.softcap = p.softcap;
   o.alibi_slopes = p.alibi_slopes;  // the Problem outlives the call
   o.score_mod_flaw = entry.score_mod_flaw;
+  o.decode_flaw = entry.decode_flaw;
   return o;
 }
 
@@ -166,6 +167,37 @@ struct SequenceOffsets {
   }
 };
 
+// A KV-cache problem's lengths, table and split count as the API takes them (int32; Problem::validate
+// bounds the lengths by seqlen_k and the entries by num_pages, and unsupported_reason those by
+// int32). Empty for a problem without a cache.
+struct CacheOptions {
+  std::vector<std::int32_t> seqlens, table;
+  int page_size = 0, num_splits = 0;
+
+  explicit CacheOptions(const Problem& p)
+      : seqlens(narrow(p.cache_seqlens)), table(narrow(p.block_table)), page_size(static_cast<int>(p.page_size)),
+        num_splits(static_cast<int>(p.num_splits)) {}
+  kernels::FlashOptions applied_to(kernels::FlashOptions o) const {
+    o.cache_seqlens = seqlens;
+    o.block_table = table;
+    o.page_size = page_size;
+    o.num_splits = num_splits;
+    return o;
+  }
+
+ private:
+  static std::vector<std::int32_t> narrow(const std::vector<std::int64_t>& values) {
+    std::vector<std::int32_t> out;
+    out.reserve(values.size());
+    for (const std::int64_t x : values) {
+      if (x < 0 || x > std::numeric_limits<std::int32_t>::max())
+        throw std::invalid_argument("flash: a KV cache's length or page index (" + std::to_string(x) + ") does not fit int32");
+      out.push_back(static_cast<std::int32_t>(x));
+    }
+    return out;
+  }
+};
+
 class FlashAttention final : public AttentionImpl {
  public:
   explicit FlashAttention(FlashKernelEntry entry) : entry_(std::move(entry)) {}
@@ -198,6 +230,7 @@ class FlashAttention final : public AttentionImpl {
     s.max_seqlen_q = s.max_seqlen_k = std::int64_t{1} << 29;
     s.packed = true;  // forward and backward (docs/fa2.md, docs/fa1.md "Packed batches")
     s.softcap = s.alibi = score_mod();  // docs/fa2.md "Soft cap and ALiBi"
+    s.kv_cache = s.paged = decode();     // docs/fa2.md "Decoding"
     return s;
   }
 
@@ -212,6 +245,15 @@ class FlashAttention final : public AttentionImpl {
     if (p.batch > 65535 || p.heads_q > 65535) return name + ": batch and heads_q must be at most 65535";
     if (p.sequences() > 65535) return name + ": packed batches must have at most 65535 sequences";
     if (p.seqlen_q > (1 << 29) || p.seqlen_k > (1 << 29)) return name + ": sequence lengths must be at most 2^29";
+    if (p.kv_cache()) {
+      if (!decode()) return name + ": no KV cache";
+      if (p.softcap || p.alibi()) return name + ": the soft cap and ALiBi are not built for the KV-cache path";
+      if (!limits.decode_built(bucket))
+        return name + ": the KV-cache path is not built for head_dim bucket " + std::to_string(bucket);
+      if (p.num_pages > std::numeric_limits<std::int32_t>::max()) return name + ": num_pages must fit int32";
+      if (p.paged() && p.batch * p.pages_per_sequence() > std::numeric_limits<std::int32_t>::max())
+        return name + ": the block table must have at most 2^31 - 1 entries";
+    }
     if (p.softcap || p.alibi()) {
       if (!score_mod()) return name + ": no soft cap or ALiBi";
       if (!limits.score_mod_built(bucket))
@@ -232,8 +274,12 @@ class FlashAttention final : public AttentionImpl {
     Staged o = stage(t, a.o, d, false);
     StagedLse lse = stage_lse(t, a.lse, false);
     const SequenceOffsets offsets(p);
+    const CacheOptions cache(p);
+    // A KV cache runs every block (the decode path has no partial launches): wanted rows not passed.
+    const kernels::FlashOptions options = p.kv_cache() ? cache.applied_to(options_for(p, entry_))
+                                                       : offsets.applied_to(with_wanted(options_for(p, entry_), p, a.wanted));
     entry_.forward(t, dtype(p), {q.tensor, k.tensor, v.tensor, o.tensor, static_cast<float*>(lse.buffer->data())},
-                   offsets.applied_to(with_wanted(options_for(p, entry_), p, a.wanted)));
+                   options);
     fetch(o, a.o);
     fetch_lse(lse, a.lse);
   }
@@ -274,11 +320,18 @@ class FlashAttention final : public AttentionImpl {
   std::int64_t staged_head_dim(const Problem& p) const {
     std::int64_t d = padded_head_dim(p.head_dim);
     const kernels::FlashKernelLimits& limits = *entry_.limits;
+    if (p.kv_cache() && decode()) {  // the same padding into a bucket with the decode path (d 32 as 40)
+      for (std::int64_t x = d; x <= Problem::max_head_dim; x += 8)
+        if (limits.decode_built(limits.bucket_of(static_cast<int>(x)))) return x;
+      return d;  // none: unsupported_reason says so
+    }
     if (!(p.softcap || p.alibi()) || !score_mod()) return d;
     for (std::int64_t x = d; x <= Problem::max_head_dim; x += 8)
       if (limits.score_mod_built(limits.bucket_of(static_cast<int>(x)))) return x;
     return d;  // none: unsupported_reason says so
   }
+  // The kernel has the decode path (in some bucket) and these tiles run it.
+  bool decode() const { return entry_.limits->decode_built != nullptr && entry_.tiles == algo::TileSet::shipped; }
   // The kernel has the soft cap and ALiBi (in some bucket) and these tiles run them.
   bool score_mod() const { return entry_.limits->score_mod_built != nullptr && entry_.tiles == algo::TileSet::shipped; }
   FlashKernelEntry entry_;

@@ -29,6 +29,10 @@ struct FlashKernelEntry {
   // without them is unsupported (unsupported_reason). score_mod_flaw: a deliberately broken variant
   // (tests and the harness's twins only), passed as FlashOptions::score_mod_flaw.
   kernels::FlashScoreModFlaw score_mod_flaw = kernels::FlashScoreModFlaw::none;
+  // KV caches (contiguous and paged) and split-KV are declared (Support::kv_cache, ::paged) when the
+  // kernel has the decode path (limits->decode_built) and the tiles are the shipped ones.
+  // decode_flaw: a deliberately broken variant (tests and twins only), FlashOptions::decode_flaw.
+  kernels::FlashDecodeFlaw decode_flaw = kernels::FlashDecodeFlaw::none;
 };
 
 std::unique_ptr<AttentionImpl> make_flash_attention(FlashKernelEntry entry);

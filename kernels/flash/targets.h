@@ -11,7 +11,11 @@
 
 namespace flashproof::kernels {
 
+struct Fa2DecodeParams;  // kernels/fa2/params.h
+
 namespace emulated {
+// FA2's decode path (kernels/fa2/decode_kernel.h): the decode kernel and, with splits, the combine.
+void run_fa2_decode(const Fa2DecodeParams& p, int head_dim_bucket);
 template <algo::KernelFamily kFamily, class ForwardParams>
 void run_forward(const ForwardParams& p, int head_dim_bucket, algo::TileSet tiles);
 template <algo::KernelFamily kFamily>
@@ -20,6 +24,7 @@ void run_backward(const FlashBackwardParams& p, int head_dim_bucket, algo::TileS
 
 #if defined(FLASHPROOF_HAS_CUDA)
 namespace gpu {
+void run_fa2_decode(const Fa2DecodeParams& p, int head_dim_bucket);
 template <algo::KernelFamily kFamily, class ForwardParams>
 void run_forward(const ForwardParams& p, int head_dim_bucket, algo::TileSet tiles);
 template <algo::KernelFamily kFamily>
@@ -58,6 +63,19 @@ void run_backward_on(FlashTarget target, const FlashBackwardParams& p, int head_
   (void)target;
 #endif
   emulated::run_backward<kFamily>(p, head_dim_bucket, tiles);
+}
+
+inline void run_fa2_decode_on(FlashTarget target, const Fa2DecodeParams& p, int head_dim_bucket) {
+#if defined(FLASHPROOF_HAS_CUDA)
+  if (target == FlashTarget::gpu) {
+    gpu::run_fa2_decode(p, head_dim_bucket);
+    gpu::synchronize();  // the call's workspaces are freed on return
+    return;
+  }
+#else
+  (void)target;
+#endif
+  emulated::run_fa2_decode(p, head_dim_bucket);
 }
 
 }  // namespace flash

@@ -41,9 +41,15 @@ bool score_mod_built(int bucket) {
 }
 
 template <algo::KernelFamily kFamily>
+bool decode_built(int bucket) {
+  return flash::decode_built(kFamily, bucket);
+}
+
+template <algo::KernelFamily kFamily>
 constexpr FlashKernelLimits kLimits{algo::family_name(kFamily), &bucket_of<kFamily>, &built<kFamily>,
                                     flash::buckets_option(kFamily),
-                                    kFamily == algo::KernelFamily::fa2 ? &score_mod_built<kFamily> : nullptr};
+                                    kFamily == algo::KernelFamily::fa2 ? &score_mod_built<kFamily> : nullptr,
+                                    kFamily == algo::KernelFamily::fa2 ? &decode_built<kFamily> : nullptr};
 
 std::string prefix(const FlashKernelLimits& limits) { return std::string(limits.name) + ": "; }
 
@@ -177,7 +183,74 @@ std::string call_error(const FlashKernelLimits& limits, FlashTarget target, cons
   return {};
 }
 
+constexpr std::int64_t kMaxSplits = 128;
+constexpr std::int64_t kMaxPageSize = 256;
+constexpr std::int64_t kInt32Max = 2147483647;
+
+// A decode call's own rules (FlashOptions::decode(); docs/fa2.md "Decoding"), before the dense
+// checks of its logical shape.
+std::string decode_error(const FlashKernelLimits& limits, FlashTarget target, const FlashForwardTensors& t,
+                         const FlashOptions& o) {
+  const std::string p = prefix(limits);
+  if (std::string e = target_error(limits, target); !e.empty()) return e;
+  if (limits.decode_built == nullptr) return p + "KV caches and split-KV are not supported";
+  if (t.q.data == nullptr || t.k.data == nullptr) return p + "q and k must not be null";
+  if (!o.cu_seqlens_q.empty() || !o.cu_seqlens_k.empty()) return p + "a KV cache cannot be a packed batch";
+  if (o.softcap || !o.alibi_slopes.empty()) return p + "the soft cap and ALiBi are not built for the KV-cache path";
+  if (o.tiles != algo::TileSet::shipped) return p + "the KV-cache path runs with the shipped tiles only";
+  if (o.num_splits < 0 || o.num_splits > kMaxSplits)
+    return p + fmt("num_splits", o.num_splits) + " must be 0 (heuristic) to 128";
+  const auto& qs = t.q.sizes;
+  const auto& ks = t.k.sizes;
+  for (int i = 0; i < 4; ++i) {
+    if (qs[i] < 1) return p + "q sizes must be >= 1 (dimension " + std::to_string(i) + " is " + std::to_string(qs[i]) + ")";
+    if (ks[i] < 1) return p + "k sizes must be >= 1 (dimension " + std::to_string(i) + " is " + std::to_string(ks[i]) + ")";
+  }
+  if (qs[3] <= 256 && qs[3] % 8 == 0) {
+    const int bucket = limits.bucket_of(static_cast<int>(qs[3]));
+    if (limits.bucket_built(bucket) && !limits.decode_built(bucket))
+      return p + "the KV-cache path is not built for head_dim bucket " + std::to_string(bucket);
+  }
+  const std::int64_t batch = qs[0];
+  if (o.page_size == 0) {
+    if (!o.block_table.empty()) return p + "block_table given without a page_size";
+  } else {
+    if (o.page_size < 0 || o.page_size % 16 != 0 || o.page_size > kMaxPageSize)
+      return p + fmt("page_size", o.page_size) + " must be a multiple of 16 up to 256";
+    if (ks[1] != o.page_size)
+      return p + "k (the page pool) has " + fmt("seqlen", ks[1]) + " where page_size " + std::to_string(o.page_size) + " is expected";
+    if (ks[0] > kInt32Max) return p + fmt("num_pages", ks[0]) + " must fit int32";
+    const std::int64_t entries = static_cast<std::int64_t>(o.block_table.size());
+    if (entries == 0 || entries % batch != 0)
+      return p + "block_table must hold batch x pages_per_sequence entries (got " + std::to_string(entries) +
+             " for batch " + std::to_string(batch) + ")";
+    if (entries > kInt32Max) return p + "block_table must have at most 2^31 - 1 entries";
+    if (entries / batch * o.page_size > (std::int64_t{1} << 29))
+      return p + "the cache capacity (pages_per_sequence x page_size) must be at most 2^29";
+    for (std::int64_t i = 0; i < entries; ++i)
+      if (o.block_table[static_cast<std::size_t>(i)] < 0 || o.block_table[static_cast<std::size_t>(i)] >= ks[0])
+        return p + "block_table entry " + std::to_string(i) + " (" + std::to_string(o.block_table[static_cast<std::size_t>(i)]) +
+               ") is outside the pool of " + std::to_string(ks[0]) + " pages";
+  }
+  const std::int64_t capacity = decode_capacity(t, o);
+  if (!o.cache_seqlens.empty()) {
+    if (static_cast<std::int64_t>(o.cache_seqlens.size()) != batch)
+      return p + "cache_seqlens must hold one length per sequence (got " + std::to_string(o.cache_seqlens.size()) +
+             " for batch " + std::to_string(batch) + ")";
+    for (std::size_t b = 0; b < o.cache_seqlens.size(); ++b)
+      if (o.cache_seqlens[b] < 0 || o.cache_seqlens[b] > capacity)
+        return p + "cache_seqlens[" + std::to_string(b) + "] (" + std::to_string(o.cache_seqlens[b]) +
+               ") is outside the cache's capacity 0.." + std::to_string(capacity);
+  }
+  return {};
+}
+
 }  // namespace
+
+std::int64_t decode_capacity(const FlashForwardTensors& t, const FlashOptions& o) {
+  if (o.page_size == 0) return t.k.sizes[1];
+  return static_cast<std::int64_t>(o.block_table.size()) / t.q.sizes[0] * o.page_size;
+}
 
 const FlashKernelLimits& flash_limits(algo::KernelFamily family) {
   return family == algo::KernelFamily::fa1 ? kLimits<algo::KernelFamily::fa1> : kLimits<algo::KernelFamily::fa2>;
@@ -185,12 +258,28 @@ const FlashKernelLimits& flash_limits(algo::KernelFamily family) {
 
 std::string flash_forward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashForwardTensors& t,
                                 const FlashOptions& options) {
+  if (options.decode()) {
+    if (std::string e = decode_error(limits, target, t, options); !e.empty()) return e;
+    if (options.page_size == 0) return call_error(limits, target, t.q, t.k, options,
+                                                  {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true}}, t.lse);
+    // Paged: the dense checks on the logical K ([batch, capacity, heads_kv, d]), the pool's own
+    // sizes and layout for K and V.
+    FlashTensor logical = t.k;
+    logical.sizes = {t.q.sizes[0], decode_capacity(t, options), t.k.sizes[2], t.k.sizes[3]};
+    if (std::string e = call_error(limits, target, t.q, logical, options, {{"q", &t.q, true}, {"o", &t.o, true}}, t.lse);
+        !e.empty())
+      return e;
+    for (const auto& [name, tensor] : {std::pair<const char*, const FlashTensor*>{"k", &t.k}, {"v", &t.v}})
+      if (std::string e = tensor_error(limits, name, *tensor, t.k.sizes); !e.empty()) return e;
+    return {};
+  }
   return call_error(limits, target, t.q, t.k, options,
                     {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true}}, t.lse);
 }
 
 std::string flash_backward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashBackwardTensors& t,
                                  const FlashOptions& options) {
+  if (options.decode()) return prefix(limits) + "KV caches and split-KV are forward only";
   return call_error(limits, target, t.q, t.k, options,
                     {{"q", &t.q, true}, {"k", &t.k, false}, {"v", &t.v, false}, {"o", &t.o, true},
                      {"dout", &t.dout, true}, {"dq", &t.dq, true}, {"dk", &t.dk, false}, {"dv", &t.dv, false}},

@@ -23,12 +23,23 @@ struct FlashKernelLimits {
   const char* buckets_option;      // CMake option that narrows the built buckets, named in the error
   // Whether the soft cap and ALiBi run in `bucket` (flash::score_mod_built); null: never (FA1).
   bool (*score_mod_built)(int bucket) = nullptr;
+  // Whether the decode path (KV caches, paged K/V, split-KV) runs in `bucket`
+  // (flash::decode_built); null: never (FA1).
+  bool (*decode_built)(int bucket) = nullptr;
 };
+
+// A decode call's cache capacity per sequence: pages_per_sequence * page_size when paged (the
+// table's length over the batch), else k's seqlen. For a call that passed the checks.
+std::int64_t decode_capacity(const FlashForwardTensors& t, const FlashOptions& options);
 
 // A family's limits as this build compiles it (kernels/flash/built_buckets.h).
 const FlashKernelLimits& flash_limits(algo::KernelFamily family);
 
-// Empty when the call is valid, else the one-line error: target, shapes (head_dim at most 256 and a
+// Empty when the call is valid, else the one-line error. A decode call (FlashOptions::decode())
+// is checked by its own rules first (docs/fa2.md "Decoding": forward only, not packed, no soft cap
+// or ALiBi, shipped tiles, a decode bucket built, split count, page size, table entries inside the
+// pool, cache lengths inside the capacity, every offset the kernels form within int32 where they
+// form it in int), then as the dense call of its logical shape. Otherwise: target, shapes (head_dim at most 256 and a
 // multiple of 8, its bucket built, sequence lengths at most 2^29, batch and heads_q at most 65535,
 // finite softmax_scale), a packed batch's offsets, each tensor's sizes and layout, then LSE.
 std::string flash_forward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashForwardTensors& t,

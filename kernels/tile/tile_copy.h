@@ -28,6 +28,22 @@ FP_HOST_DEVICE void copy_tile_async(std::uint16_t* smem, const std::uint16_t* gm
   }
 }
 
+// copy_tile_async with each row's source given by a functor, row_source(row) -> const uint16_t*
+// (column 0 of that row): a KV cache's tile, whose rows may lie in different pages
+// (algo/paged_kv.h). The functor is called only for rows in [first_row_valid, rows_valid), so no
+// address past them is formed (a page-table entry past a sequence's used length is not read);
+// `fallback` is any valid address, given to the zero-filling copies.
+template <class Tile, int kThreads, class RowSource>
+FP_HOST_DEVICE void copy_rows_async(std::uint16_t* smem, RowSource row_source, const std::uint16_t* fallback,
+                                    int rows_valid, int cols_valid, int tid, int first_row_valid = 0) {
+  for (int i = tid; i < Tile::kRows * Tile::kChunks; i += kThreads) {
+    const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
+    const bool valid = row >= first_row_valid && row < rows_valid && chunk * 8 < cols_valid;
+    const std::uint16_t* src = valid ? row_source(row) + chunk * 8 : fallback;
+    arch::cp_async_16_or_zero(smem + Tile::chunk_offset(row, chunk), src, valid);
+  }
+}
+
 // A tile that lies wholly inside the data (every row valid, cols_valid == Tile::kCols), without a
 // per-chunk test (the FA2 forward's mask-free loop). Chunk i = tid + j * kThreads.
 // Where a row's chunks divide the threads, each thread keeps one chunk column (rows r0, r0 + kStep,
