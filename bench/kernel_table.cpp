@@ -11,7 +11,9 @@
 #include "core/json.h"
 #include "kernels/algo/tile_configs.h"
 #include "kernels/fa1/forward_kernel.h"
+#include "kernels/fa2/decode_kernel.h"
 #include "kernels/fa2/forward_kernel.h"
+#include "kernels/flash/built_buckets.h"
 #include "kernels/flash/backward_key_block.h"
 
 namespace {
@@ -51,10 +53,36 @@ void print_row() {
   std::printf("%s\n", flashproof::json::write(row).c_str());
 }
 
+// The decode path's kernels (docs/fa2.md "Decoding"): one per bucket of kFa2DecodeBuckets and input
+// type, shipped tiles (its combine kernel is a helper without tiles).
+template <int kBucket, MmaTag kTag>
+void print_decode_row() {
+  using Traits = k::Fa2DecodeTraitsFor<kBucket, kTag>;
+  flashproof::json::Value row = flashproof::json::Value::object();
+  row["kernel"] = "fa2_decode_kernel";
+  row["implementation"] = "fa2";
+  row["direction"] = "decode";
+  row["head_dim"] = kBucket;
+  row["block_m"] = Traits::kBlockM;
+  row["block_n"] = Traits::kBlockN;
+  row["warps"] = Traits::kWarps;
+  row["dtype"] = kTag == MmaTag::bf16 ? "bf16" : "fp16";
+  row["tiles"] = "shipped";
+  row["threads"] = Traits::kThreads;
+  row["dynamic_smem_bytes"] = static_cast<std::size_t>(Traits::kSmemBytes);
+  row["mmas_per_step"] = Traits::kMmasPerStep;
+  row["mmas_in_loop_code"] = Traits::kMmasInLoopCode;
+  std::printf("%s\n", flashproof::json::write(row).c_str());
+}
+
 template <std::size_t... I>
 void print_all(std::index_sequence<I...>) {
   (print_row<I, MmaTag::fp16>(), ...);
   (print_row<I, MmaTag::bf16>(), ...);
+  using flashproof::kernels::flash::kFa2DecodeBuckets;
+  static_assert(sizeof(kFa2DecodeBuckets) / sizeof(int) == 2);
+  print_decode_row<kFa2DecodeBuckets[0], MmaTag::fp16>(), print_decode_row<kFa2DecodeBuckets[1], MmaTag::fp16>();
+  print_decode_row<kFa2DecodeBuckets[0], MmaTag::bf16>(), print_decode_row<kFa2DecodeBuckets[1], MmaTag::bf16>();
 }
 
 }  // namespace
