@@ -383,6 +383,60 @@ TEST(Cli, BadPackedOffsetsAreAOneLineErrorWithStatus2) {
   EXPECT_EQ(given.status, 0) << given.out << given.err;
 }
 
+// A paged KV cache (docs/spec.md "KV caches") from the command line: the baseline passes, the case
+// file carries the cache, replay gives the same record, and the same file run by the variant that
+// reads each cache to its capacity (NaN in the unused slots) fails.
+TEST(Cli, KvCacheChecksTheUsedKeysAndItsTwinFails) {
+  const std::string file = temp_path("kv_cache_case.json");
+  const Result checked = run("check --json --impl naive --cache-seqlens 5,0,40 --seqlen-k 64 --seqlen-q 2 --heads 4 "
+                             "--kv-heads 2 --head-dim 16 --causal --page-size 16 --num-pages 10 --block-table shuffled:3 "
+                             "--num-splits 3 --save-case " + file);
+  ASSERT_EQ(checked.status, 0) << checked.out << checked.err;
+  EXPECT_NE(checked.out.find("\"verdict\": \"pass\""), std::string::npos) << checked.out;
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  for (const char* field : {"\"cache_seqlens\"", "\"block_table\"", "\"num_pages\": 10", "\"num_splits\": 3"})
+    EXPECT_NE(text.find(field), std::string::npos) << field << "\n" << text;
+  const Result replayed = run("replay --json " + file);
+  EXPECT_EQ(replayed.status, 0) << replayed.out << replayed.err;
+  EXPECT_EQ(without_timing(replayed.out), without_timing(checked.out));
+  const std::string impl = "\"impl\": \"naive\"";
+  ASSERT_NE(text.find(impl), std::string::npos) << text;
+  text.replace(text.find(impl), impl.size(), "\"impl\": \"naive-flawed:cache-allocated-length\"");
+  write_file(file, text);
+  const Result twin = run("replay " + file);
+  EXPECT_EQ(twin.status, 1) << twin.out << twin.err;
+  EXPECT_NE(twin.out.find("verdict: fail"), std::string::npos) << twin.out;
+  std::remove(file.c_str());
+}
+
+// A cache that does not fit its sizes, or a KV cache asked for its backward: one line, exit status 2.
+TEST(Cli, BadKvCachesAreAOneLineErrorWithStatus2) {
+  const char* cases[][2] = {
+      {"check --cache-seqlens 5,x", "--cache-seqlens expects a number, got 'x'"},
+      {"check --cache-seqlens 5,200", "cache_seqlens[1] (200) must be in [0, seqlen_k]"},
+      {"check --cache-seqlens 5,6 --batch 3", "cache_seqlens must hold one length per sequence of the batch (3), not 2"},
+      {"check --cache-seqlens 5 --page-size 24", "page_size (24) must be a multiple of 16 up to 256"},
+      {"check --cache-seqlens 5 --page-size 512", "--page-size must be at most 256"},
+      {"check --cache-seqlens 5 --seqlen-k 100 --page-size 16", "seqlen_k (100, the block table's capacity) must be a multiple of page_size (16)"},
+      {"check --cache-seqlens 5 --seqlen-k 32 --page-size 16 --block-table 0,7", "block_table entry 1 (sequence 0, page 1) is 7, past the page pool [0, 2)"},
+      {"check --cache-seqlens 5 --seqlen-k 32 --page-size 16 --block-table 0", "block_table must hold batch x seqlen_k / page_size = 2 entries, not 1"},
+      {"check --num-pages 4", "--num-pages and --block-table need --page-size"},
+      {"check --num-splits 2", "num_splits is for KV-cache problems"},
+      {"check --cache-seqlens 5 --num-splits 129", "--num-splits must be at most 128"},
+      {"check --cache-seqlens 5 --backward", "a KV-cache problem is forward only"},
+      {"check --cache-seqlens 5 --cu-seqlens-q 0,128 --cu-seqlens-k 0,128", "cannot be combined"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = run(args);
+    expect_usage_error(args, r, message);
+    EXPECT_TRUE(r.out.empty()) << args;
+  }
+}
+
 // The soft cap and ALiBi from the command line (docs/spec.md "Soft cap and ALiBi"): the baseline
 // passes, the case file carries both, and the same file run by the variant that drops the cap's
 // 1 - tanh^2 or flips the bias's sign fails.
@@ -552,9 +606,9 @@ TEST(Cli, ProfileAndSampleBadInputIsOneLineWithStatus2) {
   // --impl naive: were a check missing, the case would run in seconds, not for an hour.
   const std::string out = " --out " + testing::TempDir() + "fp_profile_" + std::to_string(getpid());
   const char* cases[][2] = {
-      {"fuzz --seed 1 --cases 1 --profile fast", "--profile expects default, production, packed or score-mod, got 'fast'"},
+      {"fuzz --seed 1 --cases 1 --profile fast", "--profile expects default, production, packed, score-mod or decode, got 'fast'"},
       {"fuzz --seed 1 --cases 1 --profile", "--profile needs a value"},
-      {"fuzz --seed 1 --cases 1 --profile=", "--profile expects default, production, packed or score-mod, got ''"},
+      {"fuzz --seed 1 --cases 1 --profile=", "--profile expects default, production, packed, score-mod or decode, got ''"},
       {"fuzz --seed 1 --cases 1 --sample -1", "--sample must be >= 0 (0: every element), got -1"},
       {"fuzz --seed 1 --cases 1 --sample 1.5", "--sample expects a number, got '1.5'"},
       {"fuzz --seed 1 --cases 1 --sample 64x", "--sample expects a number, got '64x'"},
@@ -567,7 +621,7 @@ TEST(Cli, ProfileAndSampleBadInputIsOneLineWithStatus2) {
       {"fuzz --seed 1 --cases 1 --profile production --max-work 4096", "--max-work does not apply to --profile production"},
       {"export --seed 1 --cases 1 --profile production --max-seqlen 64",
        "--max-seqlen does not apply to --profile production"},
-      {"export --seed 1 --cases 1 --profile huge", "--profile expects default, production, packed or score-mod, got 'huge'"},
+      {"export --seed 1 --cases 1 --profile huge", "--profile expects default, production, packed, score-mod or decode, got 'huge'"},
       {"export --seed 1 --cases 1 --sample 4", "unknown option '--sample' for export"},
   };
   for (const auto& [args, message] : cases) {
