@@ -25,6 +25,31 @@ FP_HOST_DEVICE CacheRow<Int> cache_row(Int b, Int j, Int page_size, Int pages_pe
   return {static_cast<Int>(block_table[b * pages_per_sequence + page]), j - page * page_size};
 }
 
+// A walk over a sequence's keys j, j + step, j + 2 step, ... (step <= page_size when paged) that
+// divides once, at the start, and then steps the slot and wraps it into the next page (at most one
+// wrap per step): the decode kernels' tile copies, where each thread visits its rows in this
+// order. The table is read only by outer(), which a copy calls only for rows it loads.
+template <class Int, class Entry>
+struct CacheWalk {
+  Int b, key_or_slot, page, page_size, pages_per_sequence;
+  const Entry* block_table;
+
+  FP_HOST_DEVICE static CacheWalk start(Int b, Int j, Int page_size, Int pages_per_sequence, const Entry* block_table) {
+    if (page_size == 0) return {b, j, 0, page_size, pages_per_sequence, block_table};
+    const Int page = j / page_size;
+    return {b, j - page * page_size, page, page_size, pages_per_sequence, block_table};
+  }
+  FP_HOST_DEVICE void advance(Int step) {
+    key_or_slot += step;
+    if (page_size != 0 && key_or_slot >= page_size) key_or_slot -= page_size, ++page;
+  }
+  // cache_row of the current key.
+  FP_HOST_DEVICE CacheRow<Int> at() const {
+    if (page_size == 0) return {b, key_or_slot};
+    return {static_cast<Int>(block_table[b * pages_per_sequence + page]), key_or_slot};
+  }
+};
+
 // Split-count heuristic for a decode call whose other grid dimensions give `blocks` thread blocks
 // (query blocks x batch x heads) and whose longest sequence has `key_blocks` key blocks, on a
 // machine of `sms` multiprocessors (FlashAttention-2's num_splits_heuristic): 1 when the blocks

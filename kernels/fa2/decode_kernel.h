@@ -7,9 +7,9 @@
 //   - the visited key blocks are algo::split_share(key_blocks_for_query_block, split_key_blocks(
 //     blocks of the used length, splits, split)) (kernels/algo/split_kv.h, proved to cover every
 //     visible block once);
-//   - K and V rows are copied through the block table one row address at a time
-//     (tile::copy_rows_async, algo::cache_row), rows past the used length (and keys no row sees)
-//     zero-filled, never read: unused slots and pages may hold NaN;
+//   - K and V rows are copied through the block table, one division per tile and one table read
+//     per row for both tiles (tile::copy_row_pairs_async, algo::CacheWalk); rows past the used
+//     length (and keys no row sees) are zero-filled, never read: unused slots and pages may hold NaN;
 //   - with one split O and LSE are written as the dense forward writes them; with more, each split
 //     writes its O normalised by its own l and algo::split_lse, and fa2_combine_kernel folds them in
 //     split order with algo::split_state and merge_states and finalises with finalize_row.
@@ -68,21 +68,36 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_decode_kernel(Fa2Deco
   std::uint16_t* k_s = q_s + QTile::kRows * QTile::kCols;  // two buffers
   std::uint16_t* v_s = k_s + 2 * KvTile::kRows * KvTile::kCols;
   constexpr int kKvElements = KvTile::kRows * KvTile::kCols;
+  // A thread's rows of a K/V tile are kThreads / kChunks apart: at most 16, the smallest page, so
+  // algo::CacheWalk wraps into the next page at most once per step.
+  static_assert(kThreads / KvTile::kChunks <= 16);
 
   // K and V rows through the cache's layout; rows outside [seen.begin, seen.end) (past the used
   // length, or seen by no row) are zero-filled without forming their address.
+  struct RowPair {
+    const std::uint16_t* k;
+    const std::uint16_t* v;
+  };
+  struct Walk {  // a thread's rows of a K/V tile: algo::CacheWalk and the two tensors' addresses
+    algo::CacheWalk<int, std::int32_t> keys;
+    const SeqTensor& k;
+    const SeqTensor& v;
+    int kv_head;
+    FP_HOST_DEVICE void advance(int step) { keys.advance(step); }
+    FP_HOST_DEVICE RowPair sources() const {
+      const algo::CacheRow<int> at = keys.at();
+      return {k.at(at.outer, at.row, kv_head), v.at(at.outer, at.row, kv_head)};
+    }
+  };
   const auto load_kv = [&](int n_block, int buffer) {
     const int first_key = n_block * kBlockN, rows = seen.end - first_key, first = seen.begin - first_key;
-    const auto k_row = [&](int r) -> const std::uint16_t* {
-      const algo::CacheRow<int> at = algo::cache_row(batch, first_key + r, c.page_size, c.pages_per_sequence, c.block_table);
-      return p.k.at(at.outer, at.row, kv_head);
+    const auto walk_from = [&](int r0) {
+      return Walk{algo::CacheWalk<int, std::int32_t>::start(batch, first_key + r0, c.page_size, c.pages_per_sequence,
+                                                           c.block_table),
+                  p.k, p.v, kv_head};
     };
-    const auto v_row = [&](int r) -> const std::uint16_t* {
-      const algo::CacheRow<int> at = algo::cache_row(batch, first_key + r, c.page_size, c.pages_per_sequence, c.block_table);
-      return p.v.at(at.outer, at.row, kv_head);
-    };
-    tile::copy_rows_async<KvTile, kThreads>(k_s + buffer * kKvElements, k_row, p.k.data, rows, s.head_dim, tid, first);
-    tile::copy_rows_async<KvTile, kThreads>(v_s + buffer * kKvElements, v_row, p.v.data, rows, s.head_dim, tid, first);
+    tile::copy_row_pairs_async<KvTile, kThreads>(k_s + buffer * kKvElements, v_s + buffer * kKvElements, walk_from,
+                                                 p.k.data, rows, s.head_dim, tid, first);
   };
 
   tile::copy_tile_async<QTile, kThreads>(q_s, p.q.at(batch, first_row, head), p.q.row_stride,

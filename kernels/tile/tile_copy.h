@@ -28,19 +28,34 @@ FP_HOST_DEVICE void copy_tile_async(std::uint16_t* smem, const std::uint16_t* gm
   }
 }
 
-// copy_tile_async with each row's source given by a functor, row_source(row) -> const uint16_t*
-// (column 0 of that row): a KV cache's tile, whose rows may lie in different pages
-// (algo/paged_kv.h). The functor is called only for rows in [first_row_valid, rows_valid), so no
-// address past them is formed (a page-table entry past a sequence's used length is not read);
-// `fallback` is any valid address, given to the zero-filling copies.
-template <class Tile, int kThreads, class RowSource>
-FP_HOST_DEVICE void copy_rows_async(std::uint16_t* smem, RowSource row_source, const std::uint16_t* fallback,
-                                    int rows_valid, int cols_valid, int tid, int first_row_valid = 0) {
-  for (int i = tid; i < Tile::kRows * Tile::kChunks; i += kThreads) {
-    const int row = i / Tile::kChunks, chunk = i % Tile::kChunks;
-    const bool valid = row >= first_row_valid && row < rows_valid && chunk * 8 < cols_valid;
-    const std::uint16_t* src = valid ? row_source(row) + chunk * 8 : fallback;
-    arch::cp_async_16_or_zero(smem + Tile::chunk_offset(row, chunk), src, valid);
+// A KV cache's K and V tiles in one pass (the FA2 decode path). Each thread keeps one chunk column
+// and copies rows r0, r0 + kStep, ...; walk_from(r0) returns a walk over those rows (algo::CacheWalk
+// wrapped by the caller) with advance(kStep) and sources() -> {k, v} (column 0 of the row in each
+// tile's source), so that a thread divides by the page size once per tile, reads the page table once
+// per row for both tiles, and calls sources() only for rows in [first_row_valid, rows_valid) (no
+// address past them is formed). `fallback` is any valid address, given to the zero-filling copies.
+template <class Tile, int kThreads, class WalkFrom>
+FP_HOST_DEVICE void copy_row_pairs_async(std::uint16_t* smem_k, std::uint16_t* smem_v, WalkFrom walk_from,
+                                         const std::uint16_t* fallback, int rows_valid, int cols_valid, int tid,
+                                         int first_row_valid = 0) {
+  static_assert(kThreads % Tile::kChunks == 0 && Tile::kRows % (kThreads / Tile::kChunks) == 0);
+  constexpr int kStep = kThreads / Tile::kChunks;
+  const int chunk = tid % Tile::kChunks, r0 = tid / Tile::kChunks;
+  const bool column_valid = chunk * 8 < cols_valid;
+  auto walk = walk_from(r0);
+  FP_UNROLL
+  for (int j = 0; j < Tile::kRows / kStep; ++j) {
+    const int row = r0 + j * kStep;
+    const bool valid = column_valid && row >= first_row_valid && row < rows_valid;
+    const std::uint16_t* k = fallback;
+    const std::uint16_t* v = fallback;
+    if (valid) {
+      const auto src = walk.sources();
+      k = src.k + chunk * 8, v = src.v + chunk * 8;
+    }
+    arch::cp_async_16_or_zero(smem_k + Tile::chunk_offset(row, chunk), k, valid);
+    arch::cp_async_16_or_zero(smem_v + Tile::chunk_offset(row, chunk), v, valid);
+    walk.advance(kStep);
   }
 }
 
