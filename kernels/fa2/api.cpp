@@ -68,6 +68,23 @@ void fa2_decode(FlashTarget target, FlashDtype dtype, const FlashForwardTensors&
     p.cache.page_size = options.page_size;
     p.cache.pages_per_sequence = static_cast<int>(options.block_table.size() / static_cast<std::size_t>(s.batch));
   }
+  // FlashAttention-2's GQA packing for decoding: with one query row and no left window edge, the
+  // row sees every used key, so the group's query heads can be the rows of one block (row r =
+  // query head kv_head * group + r, query 0) of a problem with seqlen_q = group, heads_q =
+  // heads_kv and no mask: the rows' arithmetic is unchanged (bitwise), K and V are read once per
+  // group instead of once per query head. Q and O are the same storage with the head stride as
+  // the row stride; LSE's index (b * heads_q + h) * 1 is the packed shape's (b * heads_kv + kv)
+  // * group + r.
+  if (const int group = p.shape.heads_q / p.shape.heads_kv;
+      p.shape.seqlen_q == 1 && p.shape.window_left < 0 && group > 1) {
+    p.shape.seqlen_q = group;
+    p.shape.heads_q = p.shape.heads_kv;
+    p.shape.window_right = -1;
+    for (SeqTensor* x : {&p.q, &p.o}) {
+      x->row_stride = x->head_stride;
+      x->head_stride *= group;
+    }
+  }
   p.cache.num_splits = options.num_splits > 0 ? options.num_splits
                                                : fa2_decode_splits(s.batch, s.heads_q, s.seqlen_q, s.head_dim,
                                                                    options.cache_seqlens, capacity);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/algo/paged_kv.h"
 #include "kernels/fa2/api.h"
 #include "kernels/fa2/fa2_attention.h"
 #include "kernels/registry.h"
@@ -76,6 +77,46 @@ TEST(Fa2DecodeSplits, TheHeuristicSplitsSmallGridsAndNotFullOnes) {
   EXPECT_LE(kernels::fa2_decode_splits(1, 8, 1, 128, lens, 4096), 64);  // 64 key blocks of 64
   EXPECT_EQ(kernels::fa2_decode_splits(32, 32, 1, 128, lens, 4096), 1);  // 1024 blocks fill 132 SMs
   EXPECT_EQ(kernels::fa2_decode_splits(1, 1, 1, 64, std::vector<std::int32_t>{100}, 128), 1);  // one key block
+}
+
+// With one query row and no left window edge the query heads of a KV head run as the rows of one
+// block (api.cpp, FlashAttention-2's GQA packing); a left edge past every key (the same attention)
+// keeps them apart. Both must agree bit for bit, with one split and with several.
+TEST(Fa2DecodeGqaPacking, PackedHeadsAreBitwiseTheUnpackedOnes) {
+  for (DecodeCase c : {decode_cases()[1], decode_cases()[2], decode_cases()[0]}) {
+    c.heads_q = 8, c.heads_kv = 2;  // groups of 4
+    for (std::int64_t splits : {1, 3}) {
+      c.num_splits = splits;
+      const Problem packed = problem_of(c);
+      Problem apart = packed;
+      apart.window_left = apart.seqlen_k;  // every key still visible; no packing
+      const DecodeInputs in = decode_inputs(packed, c.seed);
+      const Outputs a = run_decode(fa2(), packed, in), b = run_decode(fa2(), apart, in);
+      EXPECT_EQ(compare(packed, a, reference(packed, in)).bad, 0) << c.label;
+      bool same = true;
+      for (std::int64_t x = 0; x < a.o.storage_elements(); ++x) same = same && a.o.raw_bits(x) == b.o.raw_bits(x);
+      for (std::int64_t x = 0; x < a.lse.storage_elements(); ++x) same = same && a.lse.raw_bits(x) == b.lse.raw_bits(x);
+      EXPECT_TRUE(same) << c.label << " splits " << splits;
+    }
+  }
+}
+
+TEST(Fa2DecodePages, TheWalkVisitsTheRowsCacheRowNames) {
+  // Every page size, both tile steps (16 rows at d 64, 8 at d 128), starts across several pages.
+  const int pages = 9;
+  std::vector<std::int32_t> table(2 * pages);
+  for (int i = 0; i < 2 * pages; ++i) table[static_cast<std::size_t>(i)] = (7 * i + 3) % (2 * pages);
+  for (int page_size = 0; page_size <= 256; page_size += 16)
+    for (int step : {8, 16})
+      for (int start = 0; start + 15 * step < (page_size == 0 ? 4096 : pages * page_size); start += 5) {
+        auto walk = algo::CacheWalk<int, std::int32_t>::start(1, start, page_size, pages, table.data());
+        for (int n = 0; n < 16; ++n, walk.advance(step)) {
+          const algo::CacheRow<int> want = algo::cache_row(1, start + n * step, page_size, pages, table.data());
+          const algo::CacheRow<int> got = walk.at();
+          ASSERT_TRUE(got.outer == want.outer && got.row == want.row)
+              << "page_size " << page_size << " step " << step << " start " << start << " n " << n;
+        }
+      }
 }
 
 // ---- the deliberately broken variants: each fails the comparison the real one passes ----
