@@ -6,7 +6,12 @@
 //
 //   bound_tightness --impl NAME [--cases N] [--seed S] [--max-seqlen L] [--max-work W]
 //                   [--seconds T] [--json FILE] [--label TEXT] [--band FILE] [--bound-scale F] [--score-mod]
+//                   [--decode [--undeclared-splits]]
 // --score-mod gives each case the soft cap and ALiBi slopes that properties::with_score_mod draws.
+// --decode draws the campaigns' decode profile instead (KV caches, forced and heuristic split counts;
+// fuzz/case_generator.h; --max-seqlen bounds the capacity, default 512); --undeclared-splits judges
+// the implementation as though it declared no split-KV (max_key_splits 1): the twin that shows the
+// combine's terms of the bound (docs/error-bounds.md (S1)) are needed.
 // --seconds stops generating after T seconds and reports the cases run (scripts/gpu-check's budget).
 // --band FILE: a committed --json summary of the same run (implementation, cases, seed, limits);
 // exit 1 where a tensor's median or p90 of error / bound falls below half of that file's (the
@@ -34,6 +39,7 @@
 #include "harness/case_file.h"
 #include "harness/check.h"
 #include "harness/logit_scan.h"
+#include "fuzz/case_generator.h"
 #include "kernels/registry.h"
 #include "properties/generators.h"
 
@@ -44,7 +50,7 @@ namespace {
 struct Options {
   std::string impl, json, label, band;
   double bound_scale = 1;
-  bool score_mod = false;
+  bool score_mod = false, decode = false, undeclared_splits = false;
   std::int64_t cases = 1000, max_seqlen = 0, max_work = 0;
   std::int64_t seconds = 0;  // 0: no time limit
   std::uint64_t seed = 1;
@@ -77,6 +83,9 @@ Options parse(int argc, char** argv) {
   app.add_flag("--score-mod", o.score_mod,
                "give each case a soft cap and ALiBi slopes drawn from its seed, as far as the implementation declares them "
                "(properties::with_score_mod)");
+  app.add_flag("--decode", o.decode, "cases of the campaigns' decode profile (KV caches, split counts)");
+  app.add_flag("--undeclared-splits", o.undeclared_splits,
+               "judge as though the implementation never split keys (max_key_splits 1): the (S1) twin");
   app.add_option("--bound-scale", o.bound_scale, "multiply every rigorous bound by F (the band's twin tests)")
       ->type_name("F")
       ->check(CLI::Range(0x1p-20, 0x1p20));
@@ -137,11 +146,40 @@ double quantile(std::vector<double> v, double q) {
   return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1))];
 }
 
+// `base` as it is, but declaring no split-KV (--undeclared-splits).
+class WithoutSplits final : public AttentionImpl {
+ public:
+  explicit WithoutSplits(AttentionImpl& base) : base_(base) {}
+  std::string name() const override { return base_.name(); }
+  std::string description() const override { return base_.description() + ", split-KV undeclared"; }
+  std::string where() const override { return base_.where(); }
+  Support declared_support() const override { return base_.declared_support(); }
+  std::string unsupported_reason(const Problem& p, bool b) const override { return base_.unsupported_reason(p, b); }
+  ArithmeticModel arithmetic_model() const override { return base_.arithmetic_model(); }
+  GqaGradientReduction gqa_gradient_reduction() const override { return base_.gqa_gradient_reduction(); }
+  bool backward_recomputes_forward_logits() const override { return base_.backward_recomputes_forward_logits(); }
+  void forward(const Problem& p, const ForwardArgs& a) override { base_.forward(p, a); }
+  void backward(const Problem& p, const BackwardArgs& a) override { base_.backward(p, a); }
+
+ private:
+  AttentionImpl& base_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
-  AttentionImpl* impl = find_implementation(opt.impl);
+  AttentionImpl* found = find_implementation(opt.impl);
+  if (!found) {
+    std::cerr << "bound_tightness: unknown implementation '" << opt.impl << "'\n";
+    return 2;
+  }
+  WithoutSplits without_splits(*found);
+  AttentionImpl* impl = opt.undeclared_splits ? &without_splits : found;
+  if (opt.decode && !found->declared_support().kv_cache) {
+    std::cerr << "bound_tightness: --decode needs an implementation that declares KV caches; " << opt.impl << " does not\n";
+    return 2;
+  }
   properties::GenLimits limits = properties::limits_for(*impl, true);
   if (opt.max_seqlen) limits.max_seqlen = opt.max_seqlen;
   if (opt.max_work) limits.max_work = opt.max_work;
@@ -162,7 +200,16 @@ int main(int argc, char** argv) {
       out_of_time = true;
       break;
     }
-    Case c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
+    Case c;
+    if (opt.decode) {
+      fuzz::GeneratorSettings g;
+      g.seed = opt.seed, g.profile = fuzz::Profile::decode;
+      if (opt.max_seqlen) g.max_seqlen = opt.max_seqlen;
+      c = fuzz::generate_case(g, static_cast<std::uint64_t>(n)).c;
+      fit_to_support(c.problem, impl->declared_support());  // pages made contiguous where not declared
+    } else {
+      c = gen(rc::Random(opt.seed * 1000003 + static_cast<std::uint64_t>(n)), static_cast<int>(n % 101)).value();
+    }
     if (opt.score_mod) c = properties::with_score_mod(*impl, c);
     CheckRecord r;
     try {
@@ -177,7 +224,8 @@ int main(int argc, char** argv) {
     }
     ++judged;
     const Inputs inputs = generate_inputs(c.problem, c.dist, c.seed);
-    for (const char* name : {logit_class(scan_logits(c.problem, inputs.q, inputs.k, INFINITY).max_visible), "all"}) {
+    const Problem logical = logical_problem(c.problem);  // a KV cache's inputs are its logical problem's
+    for (const char* name : {logit_class(scan_logits(logical, inputs.q, inputs.k, INFINITY).max_visible), "all"}) {
       ClassTally& t = classes[name];
       ++t.cases;
       t.fail += r.verdict == Verdict::fail;
@@ -228,6 +276,8 @@ int main(int argc, char** argv) {
                          {"skipped", skipped}};
   if (out_of_time) summary["stopped_at_seconds"] = opt.seconds;
   if (opt.score_mod) summary["score_mod"] = true;
+  if (opt.decode) summary["decode"] = true;
+  if (opt.undeclared_splits) summary["undeclared_splits"] = true;
   json::Value& tensors = summary["tensors"] = json::Value::array();
   for (const auto& [name, s] : series) {
     char line[512];

@@ -17,7 +17,8 @@ CaseConstants::CaseConstants(const Problem& problem, ArithmeticModel model, GqaG
       exp_rounds_up(std::exp(lam_uh + (2 * static_cast<double>(steps) + 3) * lam_u)),
       exp_rounds_lo(std::exp(-lam_uh - (2 * static_cast<double>(steps) + 3) * lam_u)),
       per_head_rounded(gqa == GqaGradientReduction::per_head_rounded && problem.group_size() > 1),
-      recomputed_logits(recomputed_logits), key_splits(k.flash ? key_splits : 1) {}
+      recomputed_logits(recomputed_logits), key_splits(k.flash ? key_splits : 1),
+      split_sum(this->key_splits > 1 ? gam(2 * static_cast<double>(this->key_splits) + 6, k.u) : 0) {}
 
 double CaseConstants::scaled_sum_bound(double s1, double s2, double g) const {
   const double u = k.u, uh = k.dtype_u;

@@ -32,6 +32,9 @@ struct CaseConstants {
   // Flash model: the most partial results a row's keys may be split into and combined (split-KV,
   // BoundsRequest::key_splits); 1: none.
   std::int64_t key_splits;
+  // (S1) The combine's relative error on the sum of a row's weights, gamma_{2S+6}(u) (0 without
+  // splits): whatever the partial LSEs' errors, the coefficients c_s / L sum to 1 up to it.
+  double split_sum;
 
   // Element c of query row i of head h ([b, sq, hq, d]); of key row j of kv head hk ([b, sk, hkv, d]);
   // query row i of head h in LSE ([b, hq, sq]).

@@ -11,9 +11,10 @@ void OutputBound::compute(const CaseConstants& cs, const std::vector<double>& va
                           double zeta, double l_low) {
   const std::int64_t d = cs.d, n = static_cast<std::int64_t>(r.keys.size());
   const double u = cs.k.u, uh = cs.k.dtype_u, fl = cs.k.flush, nd = static_cast<double>(n);
-  // (F6) with (S1): a split-KV combine scales every weight by at most e^{+-split_log} more.
-  const double t_up = cs.exp_rounds_up * exp_small(r.split_log) * (1 + zeta) / (1 - g_sum) - 1 + nd * r.abs_weight;
-  const double t_lo = 1 - cs.exp_rounds_lo * exp_neg_small(r.split_log) * (1 - zeta) / (1 + g_sum) + nd * r.abs_weight;
+  // (F6) with (S1): however wrong the partial LSEs, a split-KV combine's coefficients c_s / L sum to
+  // 1 up to its own roundings (split_sum), so the weights' sum moves by that factor only.
+  const double t_up = cs.exp_rounds_up * (1 + cs.split_sum) * (1 + zeta) / (1 - g_sum) - 1 + nd * r.abs_weight;
+  const double t_lo = 1 - cs.exp_rounds_lo * (1 - cs.split_sum) * (1 - zeta) / (1 + g_sum) + nd * r.abs_weight;
   const double t = std::max(t_up, t_lo);
   // Per column, over the keys (key-major, so the inner loop runs along a row of V).
   col_mag_.assign(d, 0), col_err_.assign(d, 0), col_abs_.assign(d, 0);

@@ -211,6 +211,12 @@ class FlashAttention final : public AttentionImpl {
   // mma model symmetric in its operands, ArchMma.TransposedOperandsGiveTheTransposedLogitsBitForBit).
   // On the GPU not declared until scripts/gpu-check's MmaTransposeGpu has passed on the device.
   bool backward_recomputes_forward_logits() const override { return target() == FlashTarget::emulated; }
+  // The decode path splits a row's keys into the num_splits asked for, or as many as its heuristic
+  // chooses, at most Problem::max_splits (docs/error-bounds.md (S1)).
+  std::int64_t max_key_splits(const Problem& p) const override {
+    if (!p.kv_cache() || !decode()) return 1;
+    return p.num_splits > 0 ? p.num_splits : Problem::max_splits;
+  }
 
   std::unique_ptr<AttentionImpl> with_alternate_tiles() const override {
     if (entry_.tiles == algo::TileSet::alternate) return nullptr;
