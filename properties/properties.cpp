@@ -24,6 +24,7 @@ bool takes_score_mod(const AttentionImpl& impl) {
   return s.softcap || s.alibi;
 }
 bool takes_softcap(const AttentionImpl& impl) { return impl.declared_support().softcap; }
+bool takes_pages(const AttentionImpl& impl) { return impl.declared_support().paged; }
 
 }  // namespace
 
@@ -76,6 +77,10 @@ const std::vector<Property>& all_properties() {
        "a soft cap of 2^100 is no cap: the capped and uncapped runs within their two rigorous bounds of each other "
        "(implementations that take a cap; logits up to 2^30)",
        MaskChoice::any, true, softcap_infinity, takes_softcap, std::int64_t{1} << 15},
+      {"page-order-invariance",
+       "the batch as a paged KV cache (used lengths from the case's seed): within the rigorous bound, and O, LSE "
+       "bitwise the same with pages shuffled as in order (implementations that take paged caches; forward)",
+       MaskChoice::any, false, page_order_invariance, takes_pages, std::int64_t{1} << 15},
   };
   return list;
 }

@@ -25,6 +25,7 @@ Outcome packed_equals_sequences(AttentionImpl& impl, const Case& c);
 // score_mod_properties.cpp: the soft cap and ALiBi.
 Outcome score_mod_differential(AttentionImpl& impl, const Case& c);
 Outcome softcap_infinity(AttentionImpl& impl, const Case& c);
+Outcome page_order_invariance(AttentionImpl& impl, const Case& c);
 
 // determinism_properties.cpp: repeated runs under explored emulator schedules.
 Outcome forward_determinism(AttentionImpl& impl, const Case& c);

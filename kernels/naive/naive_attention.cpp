@@ -282,6 +282,7 @@ class NaiveAttention final : public AttentionImpl {
     if (p.kv_cache()) {  // the logical problem's attention, the keys read through the cache
       Problem read = p;
       if (flaw_ == NaiveFlaw::cache_allocated_length) read.cache_seqlens.assign(static_cast<std::size_t>(p.batch), p.seqlen_k);
+      if (flaw_ == NaiveFlaw::pages_in_order && p.paged()) read.block_table = page_table(p.batch, p.pages_per_sequence(), p.num_pages, 0);
       forward_through_logical(*this, read, a);
       if (flaw_ == NaiveFlaw::later_sequences_unwritten)
         for (std::int64_t b = 1; b < p.batch; ++b)
@@ -426,6 +427,7 @@ const char* naive_flaw_name(NaiveFlaw flaw) {
     case NaiveFlaw::alibi_top_left: return "alibi-top-left";
     case NaiveFlaw::cache_allocated_length: return "cache-allocated-length";
     case NaiveFlaw::later_sequences_unwritten: return "later-sequences-unwritten";
+    case NaiveFlaw::pages_in_order: return "pages-in-order";
     case NaiveFlaw::alibi_wrong_sign: return "alibi-wrong-sign";
     case NaiveFlaw::missing_rescale: return "missing-rescale";
     case NaiveFlaw::wrong_lse: return "wrong-lse";

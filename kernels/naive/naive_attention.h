@@ -46,6 +46,7 @@ enum class NaiveFlaw {
   // KV caches only (likewise):
   cache_allocated_length,     // each sequence reads its cache up to the capacity, not its used length
   later_sequences_unwritten,  // O and LSE of the sequences after the first never written
+  pages_in_order,             // the block table ignored: sequence b's page t read from pool page b pages + t
 };
 // The flaws that show only on a packed batch, with a score modification or with a KV cache.
 inline constexpr NaiveFlaw kNaiveFeatureFlaws[] = {NaiveFlaw::packed_ignores_sequences,
@@ -53,7 +54,7 @@ inline constexpr NaiveFlaw kNaiveFeatureFlaws[] = {NaiveFlaw::packed_ignores_seq
                                                    NaiveFlaw::softcap_unscaled_argument,
                                                    NaiveFlaw::alibi_top_left, NaiveFlaw::alibi_wrong_sign,
                                                    NaiveFlaw::cache_allocated_length,
-                                                   NaiveFlaw::later_sequences_unwritten};
+                                                   NaiveFlaw::later_sequences_unwritten, NaiveFlaw::pages_in_order};
 inline constexpr NaiveFlaw kNaiveFlaws[] = {
     NaiveFlaw::mask_off_by_one,   NaiveFlaw::missing_rescale,       NaiveFlaw::wrong_lse,
     NaiveFlaw::dk_without_group_sum, NaiveFlaw::nan_on_empty_row,   NaiveFlaw::odd_rows_reversed,

@@ -47,6 +47,8 @@ const Expectation kExpectations[] = {
     Expectation{NaiveFlaw::alibi_top_left, "score-mod-differential"},
     Expectation{NaiveFlaw::alibi_wrong_sign, "score-mod-differential"},
     Expectation{NaiveFlaw::softcap_unscaled_argument, "softcap-infinity"},
+    // A block table ignored: the pages in order give the right answer, shuffled ones another.
+    Expectation{NaiveFlaw::pages_in_order, "page-order-invariance"},
     // The agreement check run with a flawed baseline in FA1's place.
     Expectation{NaiveFlaw::missing_rescale, "fa1-matches-fa2"},
     // Both halves of tile independence: the alternate's own verdict, and the shipped shapes'
