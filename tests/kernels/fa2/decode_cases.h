@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <ostream>
 #include <random>
 #include <string>
 #include <utility>
@@ -35,6 +36,9 @@ struct DecodeCase {
   std::int64_t num_splits = 0;
   std::uint32_t seed = 1;
 };
+
+// gtest prints a case by its label.
+inline void PrintTo(const DecodeCase& c, std::ostream* os) { *os << c.label; }
 
 inline Problem problem_of(const DecodeCase& c) {
   Problem p;

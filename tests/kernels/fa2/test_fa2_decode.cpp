@@ -136,6 +136,8 @@ std::vector<Twin> twins() {
           {kernels::FlashDecodeFlaw::later_sequences_unwritten, sweep_case(2)}};
 }
 
+void PrintTo(const Twin& t, std::ostream* os) { *os << fa2_decode_flaw_name(t.flaw) << " on " << t.shows_it.label; }
+
 class Fa2DecodeTwin : public ::testing::TestWithParam<Twin> {};
 
 TEST_P(Fa2DecodeTwin, FailsTheComparisonTheRealOnePasses) {
