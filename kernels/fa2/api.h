@@ -26,7 +26,8 @@ bool fa2_score_mod_built(int bucket);
 // ... and those with the decode path (KV caches, paged K/V, split-KV; docs/fa2.md "Decoding").
 bool fa2_decode_built(int bucket);
 
-// The split count a decode call with num_splits = 0 runs (docs/fa2.md "Decoding"): FlashAttention-2's
+// The split count a decode launch of this shape runs with num_splits = 0 (docs/fa2.md "Decoding";
+// a GQA-packed call passes its packed shape: heads_q = heads_kv, seqlen_q = group): FlashAttention-2's
 // heuristic over the grid's other blocks, the longest used length's key blocks and kFa2DecodeSms
 // multiprocessors (an H100's / H200's 132 on every target, so the emulator splits as the GPU does).
 inline constexpr int kFa2DecodeSms = 132;
