@@ -49,14 +49,15 @@ TEST(BrokenImplementation, FailsTheAccuracyPropertiesAndTheCampaign) {
   const ProgramRun r = run("TEST_TMPDIR=" + dir.string() + " FLASHPROOF_CASE_DIR=" + (dir / "cases").string() + " " +
                            FLASHPROOF_BROKEN_SUITE + " --gtest_filter='ScaleDroppingNaive.*' 2>&1");
   EXPECT_EQ(r.status, 1) << r.output;
-  // score_mod_differential too: the broken baseline declares the soft cap and ALiBi (naive's support).
+  // score_mod_differential and page_order_invariance too: the broken baseline declares the soft cap,
+  // ALiBi and paged KV caches (naive's support), and both hold it to the reference.
   for (const char* test : {"differential", "accuracy_regression", "gradient_finite_differences", "score_mod_differential",
-                           "fuzz_campaign"})
+                           "page_order_invariance", "fuzz_campaign"})
     EXPECT_NE(r.output.find(std::string("[  FAILED  ] ScaleDroppingNaive.") + test + " ("), std::string::npos)
         << test << " did not fail:\n" << r.output;
   EXPECT_NE(r.output.find("[  PASSED  ]"), std::string::npos) << "the scale-independent properties should hold:\n" << r.output;
   // Each failing property left its shrunk case as a case file; the campaign its records and cases.
-  EXPECT_EQ(files_in(dir / "cases"), 4u) << r.output;
+  EXPECT_EQ(files_in(dir / "cases"), 5u) << r.output;
   EXPECT_NE(r.output.find("failing and 0 crashing"), std::string::npos) << r.output;
   const std::string campaign = (dir / ("flashproof-ScaleDroppingNaive-")).string();
   std::size_t shrunk = 0;
