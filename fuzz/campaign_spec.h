@@ -60,7 +60,8 @@ CheckOptions campaign_check_options(const CampaignSpec& spec, const Case& c);
 // Case index -> the case, as the campaign runs it for `impl` (case_for).
 Case campaign_case(const CampaignSpec& spec, std::uint64_t index, const std::string& impl);
 // A generated case as the campaign runs it for `impl`: a quarter of a tiled kernel's cases, drawn
-// from the case's seed, run its other compiled tile set (kernels/registry.h tile_variant): the
+// from the case's seed, run its other compiled tile set (kernels/registry.h tile_variant) where
+// that set declares the case as drawn (not, say, the KV caches only the shipped tiles run): the
 // record keeps `impl`, its case (and so its replay) names the variant. The problem is then fitted
 // into what that implementation declares (core/support.h fit_to_support); *fitted says whether it
 // moved.
