@@ -142,28 +142,29 @@ kernels::FlashOptions with_wanted(kernels::FlashOptions o, const Problem& p, con
   return o;
 }
 
+// Host arrays as the API takes them (int32), each value checked: "flash: <what> (x) does not fit int32".
+std::vector<std::int32_t> narrow_int32(const std::vector<std::int64_t>& values, const char* what) {
+  std::vector<std::int32_t> out;
+  out.reserve(values.size());
+  for (const std::int64_t x : values) {
+    if (x < 0 || x > std::numeric_limits<std::int32_t>::max())
+      throw std::invalid_argument(std::string("flash: ") + what + " (" + std::to_string(x) + ") does not fit int32");
+    out.push_back(static_cast<std::int32_t>(x));
+  }
+  return out;
+}
+
 // A packed problem's offsets as the API takes them (int32; Problem::validate bounds them by the
 // lengths, and unsupported_reason the lengths by 2^29). Empty for a dense problem.
 struct SequenceOffsets {
   std::vector<std::int32_t> q, k;
 
-  explicit SequenceOffsets(const Problem& p) : q(narrow(p.cu_seqlens_q)), k(narrow(p.cu_seqlens_k)) {}
+  explicit SequenceOffsets(const Problem& p)
+      : q(narrow_int32(p.cu_seqlens_q, "a packed batch's offset")), k(narrow_int32(p.cu_seqlens_k, "a packed batch's offset")) {}
   kernels::FlashOptions applied_to(kernels::FlashOptions o) const {
     o.cu_seqlens_q = q;
     o.cu_seqlens_k = k;
     return o;
-  }
-
- private:
-  static std::vector<std::int32_t> narrow(const std::vector<std::int64_t>& offsets) {
-    std::vector<std::int32_t> out;
-    out.reserve(offsets.size());
-    for (const std::int64_t x : offsets) {
-      if (x < 0 || x > std::numeric_limits<std::int32_t>::max())
-        throw std::invalid_argument("flash: a packed batch's offset (" + std::to_string(x) + ") does not fit int32");
-      out.push_back(static_cast<std::int32_t>(x));
-    }
-    return out;
   }
 };
 
@@ -175,7 +176,8 @@ struct CacheOptions {
   int page_size = 0, num_splits = 0;
 
   explicit CacheOptions(const Problem& p)
-      : seqlens(narrow(p.cache_seqlens)), table(narrow(p.block_table)), page_size(static_cast<int>(p.page_size)),
+      : seqlens(narrow_int32(p.cache_seqlens, "a KV cache's length")),
+        table(narrow_int32(p.block_table, "a KV cache's page index")), page_size(static_cast<int>(p.page_size)),
         num_splits(static_cast<int>(p.num_splits)) {}
   kernels::FlashOptions applied_to(kernels::FlashOptions o) const {
     o.cache_seqlens = seqlens;
@@ -183,18 +185,6 @@ struct CacheOptions {
     o.page_size = page_size;
     o.num_splits = num_splits;
     return o;
-  }
-
- private:
-  static std::vector<std::int32_t> narrow(const std::vector<std::int64_t>& values) {
-    std::vector<std::int32_t> out;
-    out.reserve(values.size());
-    for (const std::int64_t x : values) {
-      if (x < 0 || x > std::numeric_limits<std::int32_t>::max())
-        throw std::invalid_argument("flash: a KV cache's length or page index (" + std::to_string(x) + ") does not fit int32");
-      out.push_back(static_cast<std::int32_t>(x));
-    }
-    return out;
   }
 };
 
