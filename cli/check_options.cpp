@@ -106,6 +106,9 @@ void add_check_options(CLI::App& verb, CheckCommand& into) {
                      else
                        into.block_table = parse_offsets(n, v);
                    });
+  add_value_option(verb, "--seqlen-new", "N",
+                   "a KV cache: N new keys per sequence, appended after its --cache-seqlens before attending",
+                   [&](S n, S v) { p.seqlen_new = parse_count(n, v); });
   add_value_option(verb, "--num-splits", "N", "split-KV: ask for N splits of the keys (1 to 128; default: the implementation's choice)",
                    [&](S n, S v) { p.num_splits = parse_count(n, v, Problem::max_splits); });
   add_value_option(verb, "--head-dim", "N", "head dimension (default 64)", [&](S n, S v) { p.head_dim = parse_count(n, v); });

@@ -16,6 +16,16 @@
 
 namespace flashproof {
 
+// A KV-cache problem's appended keys (Problem::seqlen_new > 0): the new keys and values
+// [b, seqlen_new, hkv, d], and the cache (the same tensors as ForwardArgs::k and v, writable) that
+// the implementation writes them into before attending (docs/spec.md "KV caches").
+struct KvAppend {
+  const HostTensor& k_new;
+  const HostTensor& v_new;
+  HostTensor& k_cache;
+  HostTensor& v_cache;
+};
+
 struct ForwardArgs {
   const HostTensor& q;  // [b, sq, hq, d]
   const HostTensor& k;  // [b, sk, hkv, d]
@@ -25,6 +35,8 @@ struct ForwardArgs {
   // A sampled check (core/output_sample.h): only the O and LSE of these query rows are judged, and
   // an implementation may leave the others unwritten. Null: every output is judged.
   const OutputSample* wanted = nullptr;
+  // Set exactly when the problem appends keys (Problem::appends()).
+  const KvAppend* append = nullptr;
 };
 
 struct BackwardArgs {

@@ -351,8 +351,14 @@ Inputs generate_inputs(const ValidProblem& valid, const Distribution& d, std::ui
   if (p.kv_cache()) {  // the logical problem's inputs, stored in the cache and read back from it
     Inputs in = generate_inputs(ValidProblem(logical_problem(p)), d, seed);
     auto cache = std::make_shared<KvCacheInputs>(cache_inputs(valid, in.k, in.v));
-    in.k = logical_keys(valid, cache->k);
-    in.v = logical_keys(valid, cache->v);
+    // The keys attended over: the cache's (shared pages hold one sequence's), the appended ones after.
+    HostTensor k = cache->k, v = cache->v;
+    if (p.appends()) {
+      k = k.contiguous_copy(), v = v.contiguous_copy();
+      append_to_cache(p, cache->k_new, cache->v_new, k, v);
+    }
+    in.k = logical_keys(valid, k);
+    in.v = logical_keys(valid, v);
     in.cache = std::move(cache);
     return in;
   }

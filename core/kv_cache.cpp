@@ -1,5 +1,6 @@
 #include "core/kv_cache.h"
 
+#include <cstdio>
 #include <stdexcept>
 #include <utility>
 
@@ -46,17 +47,49 @@ void copy_row(const HostTensor& from, std::int64_t a0, std::int64_t a1, HostTens
 
 KvCacheInputs cache_inputs(const ValidProblem& valid, const HostTensor& k, const HostTensor& v) {
   const Problem& p = valid;
-  KvCacheInputs c{p, HostTensor(p.dtype, p.kv_shape()), HostTensor(p.dtype, p.kv_shape())};
+  KvCacheInputs c{p, HostTensor(p.dtype, p.kv_shape()), HostTensor(p.dtype, p.kv_shape()), {}, {}};
   c.k.fill_storage_bits(unused_cache_bits(p.dtype));
   c.v.fill_storage_bits(unused_cache_bits(p.dtype));
+  if (p.appends()) c.k_new = HostTensor(p.dtype, p.new_kv_shape()), c.v_new = HostTensor(p.dtype, p.new_kv_shape());
   std::int64_t row = 0;  // the logical key row
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t j = 0; j < p.used_keys(b); ++j, ++row) {
+  for (std::int64_t b = 0; b < p.batch; ++b) {
+    for (std::int64_t j = 0; j < p.stored_keys(b); ++j, ++row) {
       const CacheSlot s = cache_slot(p, b, j);
       copy_row(k, 0, row, c.k, s.first, s.second, p.heads_kv, p.head_dim);
       copy_row(v, 0, row, c.v, s.first, s.second, p.heads_kv, p.head_dim);
     }
+    for (std::int64_t t = 0; t < p.seqlen_new; ++t, ++row) {
+      copy_row(k, 0, row, c.k_new, b, t, p.heads_kv, p.head_dim);
+      copy_row(v, 0, row, c.v_new, b, t, p.heads_kv, p.head_dim);
+    }
+  }
   return c;
+}
+
+void append_to_cache(const Problem& p, const HostTensor& k_new, const HostTensor& v_new, HostTensor& k_cache,
+                     HostTensor& v_cache) {
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t t = 0; t < p.seqlen_new; ++t) {
+      const CacheSlot s = cache_slot(p, b, p.stored_keys(b) + t);
+      copy_row(k_new, b, t, k_cache, s.first, s.second, p.heads_kv, p.head_dim);
+      copy_row(v_new, b, t, v_cache, s.first, s.second, p.heads_kv, p.head_dim);
+    }
+}
+
+std::string cache_difference(const char* name, const HostTensor& after, const HostTensor& expected) {
+  const Shape& sh = expected.shape();
+  char hex[2][16];
+  for (std::int64_t a = 0; a < sh[0]; ++a)
+    for (std::int64_t b = 0; b < sh[1]; ++b)
+      for (std::int64_t c = 0; c < sh[2]; ++c)
+        for (std::int64_t d = 0; d < sh[3]; ++d)
+          if (after.bits(a, b, c, d) != expected.bits(a, b, c, d)) {
+            std::snprintf(hex[0], sizeof hex[0], "0x%x", after.bits(a, b, c, d));
+            std::snprintf(hex[1], sizeof hex[1], "0x%x", expected.bits(a, b, c, d));
+            return std::string(name) + "[" + std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) + ", " +
+                   std::to_string(d) + "] holds " + hex[0] + ", expected " + hex[1];
+          }
+  return {};
 }
 
 HostTensor logical_keys(const ValidProblem& valid, const HostTensor& cache) {
@@ -101,6 +134,10 @@ void write_cache_lse(const Problem& p, const HostTensor& logical, HostTensor& ls
 
 void forward_through_logical(AttentionImpl& impl, const Problem& p, const ForwardArgs& a) {
   const ValidProblem valid(p);
+  if (p.appends()) {
+    if (a.append == nullptr) throw std::invalid_argument("forward_through_logical: the appended keys are missing");
+    append_to_cache(p, a.append->k_new, a.append->v_new, a.append->k_cache, a.append->v_cache);
+  }
   const Problem l = logical_problem(p);
   const HostTensor k = logical_keys(valid, a.k), v = logical_keys(valid, a.v);
   const HostTensor q = logical_rows_view(a.q);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/attention_impl.h"
@@ -15,6 +16,9 @@ namespace flashproof {
 struct KvCacheInputs {
   Problem problem;  // the KV-cache problem the implementation is given
   HostTensor k, v;  // problem.kv_shape(): the contiguous cache, or the page pool
+  // Appended keys and values (problem.appends()): problem.new_kv_shape(); empty otherwise. Their
+  // slots in k, v are unused (NaN) until the implementation writes them.
+  HostTensor k_new, v_new;
 };
 
 // Where sequence b's key j (j < used_keys(b)) lies in K and V: [first][second] of kv_shape().
@@ -35,10 +39,20 @@ std::vector<std::int64_t> page_table(std::int64_t batch, std::int64_t per_sequen
 std::uint32_t unused_cache_bits(DType t);
 
 // The cache of KV-cache problem p holding the logical keys and values k, v ([1, total used keys,
-// heads_kv, head_dim], logical_problem(p)'s): every used slot written, every other slot NaN. Where
-// pages are shared the later sequence's keys are those the page holds (the generators give shared
-// pages equal contents).
+// heads_kv, head_dim], logical_problem(p)'s): every stored slot written, every other slot NaN, and
+// each sequence's last seqlen_new logical keys in k_new, v_new. Where pages are shared the later
+// sequence's keys are those the page holds (the generators give shared pages equal contents).
 KvCacheInputs cache_inputs(const ValidProblem& p, const HostTensor& k, const HostTensor& v);
+
+// Writes the appended keys and values into the cache (docs/spec.md "KV caches"): sequence b's new
+// key t into slot cache_seqlens[b] + t. What an implementation does before attending; the harness
+// compares the cache it leaves with this.
+void append_to_cache(const Problem& p, const HostTensor& k_new, const HostTensor& v_new, HostTensor& k_cache,
+                     HostTensor& v_cache);
+
+// Empty when `after` (K or V as an implementation left it) equals `expected` bit for bit; else one
+// line naming the first differing element, e.g. "K cache[3, 5, 0, 2] holds 0x7e01, expected 0x3c00".
+std::string cache_difference(const char* name, const HostTensor& after, const HostTensor& expected);
 
 // The logical keys (or values) of a cache: the inverse of cache_inputs, for routes that receive a
 // cache from outside. A contiguous [1, total used, heads_kv, head_dim] tensor.

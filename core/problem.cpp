@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 #include <stdexcept>
 
 namespace flashproof {
@@ -46,6 +47,7 @@ std::string cache_error(const Problem& p) {
   if (!p.kv_cache()) {
     if (p.num_pages != 0 || !p.block_table.empty()) return "num_pages and block_table need a page_size (a paged KV cache)";
     if (p.num_splits != 0) return "num_splits is for KV-cache problems (cache_seqlens or page_size)";
+    if (p.seqlen_new != 0) return "seqlen_new (appended keys) is for KV-cache problems with cache_seqlens";
     return {};
   }
   if (p.packed()) return "a KV cache and a packed batch (cu_seqlens_q/k) cannot be combined";
@@ -57,6 +59,14 @@ std::string cache_error(const Problem& p) {
       if (p.cache_seqlens[b] < 0 || p.cache_seqlens[b] > p.seqlen_k)
         return "cache_seqlens[" + std::to_string(b) + "] (" + std::to_string(p.cache_seqlens[b]) +
                ") must be in [0, seqlen_k] (the cache's capacity, " + std::to_string(p.seqlen_k) + ")";
+  }
+  if (p.seqlen_new < 0) return "seqlen_new (" + std::to_string(p.seqlen_new) + ") must be >= 0";
+  if (p.seqlen_new > 0) {
+    if (p.cache_seqlens.empty()) return "seqlen_new (appended keys) needs cache_seqlens (where each sequence's keys end)";
+    for (std::size_t b = 0; b < p.cache_seqlens.size(); ++b)
+      if (p.cache_seqlens[b] > p.seqlen_k - p.seqlen_new)  // both in [0, seqlen_k]: no overflow
+        return "cache_seqlens[" + std::to_string(b) + "] + seqlen_new (" + std::to_string(p.cache_seqlens[b]) + " + " +
+               std::to_string(p.seqlen_new) + ") exceeds the cache's capacity seqlen_k (" + std::to_string(p.seqlen_k) + ")";
   }
   if (p.num_splits < 0 || p.num_splits > Problem::max_splits)
     return "num_splits (" + std::to_string(p.num_splits) + ") must be in [0, " + std::to_string(Problem::max_splits) +
@@ -84,6 +94,17 @@ std::string cache_error(const Problem& p) {
       return "block_table entry " + std::to_string(e) + " (sequence " + std::to_string(static_cast<std::int64_t>(e) / per_sequence) +
              ", page " + std::to_string(static_cast<std::int64_t>(e) % per_sequence) + ") is " +
              std::to_string(p.block_table[e]) + ", past the page pool [0, " + std::to_string(p.num_pages) + ")";
+  if (p.seqlen_new == 0) return {};
+  // A page receiving appended keys must be mapped by no other used entry: the other sequence (or
+  // position) would see the write, and the result would depend on the order of the appends.
+  std::unordered_map<std::int64_t, std::int64_t> uses;  // page -> used entries mapping it
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t x = 0; x * p.page_size < p.used_keys(b); ++x) ++uses[p.block_table[static_cast<std::size_t>(b * per_sequence + x)]];
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t x = p.stored_keys(b) / p.page_size; x * p.page_size < p.used_keys(b); ++x)
+      if (const std::int64_t page = p.block_table[static_cast<std::size_t>(b * per_sequence + x)]; uses[page] > 1)
+        return "block_table: page " + std::to_string(page) + " receives sequence " + std::to_string(b) +
+               "'s appended keys but another used entry maps it too (pages that receive appended keys cannot be shared)";
   return {};
 }
 }  // namespace
@@ -164,6 +185,7 @@ std::string Problem::describe() const {
     for (std::int64_t b = 0; b < batch && b < 8; ++b) s << (b ? " " : "") << cache_seqlens[static_cast<std::size_t>(b)];
     s << (batch > 8 ? " ...]" : "]");
   }
+  if (seqlen_new > 0) s << " new=" << seqlen_new;
   if (paged()) s << " pages=" << num_pages << "x" << page_size;
   if (num_splits > 0) s << " splits=" << num_splits;
   if (packed()) {  // the lengths, the first 8 sequences in full
@@ -179,7 +201,7 @@ Problem logical_problem(const Problem& p) {
   if (!p.kv_cache()) return p;
   Problem l = p;
   l.cache_seqlens.clear(), l.block_table.clear();
-  l.page_size = l.num_pages = l.num_splits = 0;
+  l.page_size = l.num_pages = l.num_splits = l.seqlen_new = 0;
   l.batch = 1;
   l.seqlen_q = p.batch * p.seqlen_q;
   l.cu_seqlens_q.assign(1, 0), l.cu_seqlens_k.assign(1, 0);

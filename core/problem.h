@@ -51,6 +51,11 @@ struct Problem {
   // keys: this many splits (1 to max_splits); 0 leaves the count to the implementation. The result
   // is the same attention whatever the count.
   std::int64_t num_splits = 0;
+  // Appended keys (a KV-cache problem with cache_seqlens): the implementation receives seqlen_new
+  // new keys and values per sequence ([batch, seqlen_new, heads_kv, head_dim]), writes them into the
+  // cache at slots cache_seqlens[b] .. + seqlen_new - 1 and then attends over the
+  // cache_seqlens[b] + seqlen_new keys (FlashAttention-2's k, v of flash_attn_with_kvcache). 0: none.
+  std::int64_t seqlen_new = 0;
 
   static constexpr std::int64_t max_head_dim = 256;
   static constexpr std::int64_t max_elements = std::int64_t{1} << 34;
@@ -81,8 +86,15 @@ struct Problem {
   bool kv_cache() const { return !cache_seqlens.empty() || page_size > 0; }
   bool paged() const { return page_size > 0; }
   std::int64_t pages_per_sequence() const { return paged() ? seqlen_k / page_size : 0; }
-  // Keys sequence b uses: cache_seqlens[b], or seqlen_k without cache lengths.
-  std::int64_t used_keys(std::int64_t b) const { return cache_seqlens.empty() ? seqlen_k : cache_seqlens[static_cast<std::size_t>(b)]; }
+  // Keys sequence b's cache holds before the call: cache_seqlens[b], or seqlen_k without lengths.
+  std::int64_t stored_keys(std::int64_t b) const {
+    return cache_seqlens.empty() ? seqlen_k : cache_seqlens[static_cast<std::size_t>(b)];
+  }
+  // Keys sequence b attends over: those stored and the appended ones.
+  std::int64_t used_keys(std::int64_t b) const { return stored_keys(b) + seqlen_new; }
+  bool appends() const { return seqlen_new > 0; }
+  // The appended keys and values as the implementation receives them.
+  std::array<std::int64_t, 4> new_kv_shape() const { return {batch, seqlen_new, heads_kv, head_dim}; }
   std::int64_t sequences() const { return packed() ? static_cast<std::int64_t>(cu_seqlens_q.size()) - 1 : batch; }
   // The longest sequence's lengths (seqlen_q and seqlen_k for a dense problem): what one row's and
   // one key's sums run over.

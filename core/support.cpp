@@ -52,6 +52,7 @@ std::int64_t fit_length(const Support& s, std::int64_t n, std::int64_t max) {
 std::string validate(const Support& s) {
   if (s.seqlen_multiple < 1) return "seqlen_multiple must be at least 1";
   if (s.paged && !s.kv_cache) return "paged KV caches need kv_cache declared too";
+  if (s.kv_append && !s.kv_cache) return "appended keys (kv_append) need kv_cache declared too";
   if (s.seqlen_free_up_to < 0 || s.max_seqlen_q < 0 || s.max_seqlen_k < 0 || s.max_head_dim < 0)
     return "the declared maxima and seqlen_free_up_to must not be negative (0: none)";
   if (!s.unmasked && !s.causal && !s.windows) return "no mask kind is declared (none, causal, window)";
@@ -79,6 +80,7 @@ std::string unsupported_by(const Support& s, const Problem& p, bool backward) {
   if (p.kv_cache() && backward) return "a KV-cache problem is forward only";
   if (p.kv_cache() && !s.kv_cache) return "KV caches (cache_seqlens, page_size) are not declared";
   if (p.paged() && !s.paged) return "paged KV caches (page_size, block_table) are not declared";
+  if (p.appends() && !s.kv_append) return "appended keys (seqlen_new) are not declared";
   // The length rules, for a packed batch per sequence.
   for (std::int64_t b = 0; b < (p.packed() ? p.sequences() : 1); ++b) {
     const std::int64_t sq = p.packed() ? p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] : p.seqlen_q;
@@ -108,10 +110,14 @@ bool fit_to_support(Problem& p, const Support& s) {
   if (q.alibi()) q.alibi_slopes.resize(static_cast<std::size_t>(q.heads_q));  // the first heads' slopes
   if (!s.kv_cache) {  // every sequence then uses the whole (contiguous) cache
     q.cache_seqlens.clear(), q.block_table.clear();
-    q.page_size = q.num_pages = q.num_splits = 0;
+    q.page_size = q.num_pages = q.num_splits = q.seqlen_new = 0;
   } else if (!s.paged && q.paged()) {  // the same cache, contiguous
     q.block_table.clear();
     q.page_size = q.num_pages = 0;
+  }
+  if (q.appends() && !s.kv_append) {  // the same keys, already in the cache
+    for (std::int64_t& n : q.cache_seqlens) n += q.seqlen_new;
+    q.seqlen_new = 0;
   }
   if (!allows(s, mask_kind(q))) {
     // The nearest declared kind: a window becomes causal, then none; causal none, then a window;
@@ -179,14 +185,14 @@ std::string describe(const Support& s) {
                     " multiples of " + std::to_string(s.seqlen_multiple));
   if (s.max_seqlen_q > 0) parts.push_back("seqlen_q at most " + std::to_string(s.max_seqlen_q));
   if (s.max_seqlen_k > 0) parts.push_back("seqlen_k at most " + std::to_string(s.max_seqlen_k));
-  const bool all_features = s.packed && s.softcap && s.alibi && s.kv_cache && s.paged,
-             no_feature = !s.packed && !s.softcap && !s.alibi && !s.kv_cache && !s.paged;
+  const bool all_features = s.packed && s.softcap && s.alibi && s.kv_cache && s.paged && s.kv_append,
+             no_feature = !s.packed && !s.softcap && !s.alibi && !s.kv_cache && !s.paged && !s.kv_append;
   if (parts.empty() && all_features) return "everything";
   if (parts.empty() && no_feature) return "every dense problem";
   if (s.packed) parts.emplace_back("packed batches");
   if (s.softcap) parts.emplace_back("soft cap");
   if (s.alibi) parts.emplace_back("ALiBi");
-  if (s.kv_cache) parts.emplace_back(s.paged ? "KV caches, paged" : "KV caches");
+  if (s.kv_cache) parts.emplace_back(std::string(s.paged ? "KV caches, paged" : "KV caches") + (s.kv_append ? ", appended keys" : ""));
   return join(parts, "; ");
 }
 

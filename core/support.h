@@ -47,6 +47,9 @@ struct Support {
   // would read the whole cache, unused slots included. A KV-cache problem is forward only.
   bool kv_cache = false;
   bool paged = false;
+  // Appended keys (Problem::seqlen_new): written into the cache before attending. Off unless
+  // declared: a cache reader that does not append would attend over unwritten slots.
+  bool kv_append = false;
 
   bool operator==(const Support&) const = default;
 };

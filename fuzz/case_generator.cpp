@@ -329,10 +329,11 @@ FuzzCase score_mod_case(const GeneratorSettings& s, std::uint64_t index) {
 // KV caches (docs/fuzz.md, "Decode profile"): paged and contiguous caches with every sequence's
 // used length drawn where decode kernels break (0, 1, a page's and a tile's edges, the capacity),
 // shuffled pages shared between sequences, split counts forced from 1 to the key blocks or left to
-// the implementation, all-empty caches and extreme logits. One to 16 query tokens, GQA groups up to
+// the implementation, all-empty caches, extreme logits, and new keys appended before attending
+// (over unshared pages: the appended slots NaN until written). One to 16 query tokens, GQA groups up to
 // 8 (a decode step packs a group's heads), head dims 64 and 128 mostly. Forward only.
 constexpr Kind kDecodeKinds[] = {{"decode-paged", 4}, {"decode-contiguous", 2}, {"decode-splits", 3},
-                                 {"decode-empty", 1}, {"decode-extreme-logits", 2}};
+                                 {"decode-empty", 1}, {"decode-extreme-logits", 2}, {"decode-append", 3}};
 
 std::int64_t cache_length(Rng& r, std::int64_t capacity, std::int64_t page) {
   switch (r.below(6)) {
@@ -358,12 +359,18 @@ FuzzCase decode_case(const GeneratorSettings& s, std::uint64_t index) {
   const std::int64_t page_size = std::min<std::int64_t>(page, Problem::max_page_size);
   const std::int64_t max_capacity = std::max(page_size, s.max_seqlen / page_size * page_size);
   p.seqlen_k = page_size * pick(r, 1, max_capacity / page_size);
+  const bool append = f.kind == "decode-append";
+  // The appended keys: as many as the query rows mostly (a decode or a speculative step), at most
+  // the capacity; the stored lengths drawn below what is left, at page and tile edges too.
+  if (append) p.seqlen_new = std::min(p.seqlen_k, r.below(3) == 0 ? pick(r, 1, 16) : p.seqlen_q);
   for (std::int64_t b = 0; b < p.batch; ++b)
-    p.cache_seqlens.push_back(f.kind == "decode-empty" && r.below(3) != 0 ? 0 : cache_length(r, p.seqlen_k, page_size));
+    p.cache_seqlens.push_back(f.kind == "decode-empty" && r.below(3) != 0 ? 0
+                                                                         : cache_length(r, p.seqlen_k - p.seqlen_new, page_size));
   if (paged) {
     p.page_size = page_size;
     const std::int64_t entries = p.batch * (p.seqlen_k / page_size);
-    p.num_pages = r.below(3) == 0 ? std::max<std::int64_t>(1, entries / 2) : entries + pick(r, 0, 4);  // shared, or spare
+    const bool shared = !append && r.below(3) == 0;  // pages receiving appended keys are not shared
+    p.num_pages = shared ? std::max<std::int64_t>(1, entries / 2) : entries + pick(r, 0, 4);  // shared, or spare
     p.block_table = page_table(p.batch, p.seqlen_k / page_size, p.num_pages, r.below(4) == 0 ? 0 : 1 + r.below(1u << 30));
   }
   const std::int64_t blocks = (p.seqlen_k + 15) / 16;
@@ -416,7 +423,8 @@ FuzzCase production_case(const GeneratorSettings& s, std::uint64_t index) {
     if (f.kind == "decode-cache") {  // the capacity a multiple of the page; used lengths up to it
       const std::int64_t page = r.below(2) == 0 ? 16 : 256;
       p.seqlen_k = std::max(page, p.seqlen_k / page * page);
-      for (std::int64_t b = 0; b < p.batch; ++b) p.cache_seqlens.push_back(cache_length(r, p.seqlen_k, page));
+      if (r.below(3) == 0) p.seqlen_new = std::min(p.seqlen_q, p.seqlen_k);  // the step's new tokens appended
+      for (std::int64_t b = 0; b < p.batch; ++b) p.cache_seqlens.push_back(cache_length(r, p.seqlen_k - p.seqlen_new, page));
       if (r.below(4) != 0) {
         p.page_size = page;
         p.num_pages = p.batch * (p.seqlen_k / page);

@@ -38,8 +38,9 @@ std::vector<Problem> candidates(const Problem& p) {
         return true;
       });
   }
-  // A KV cache: one sequence dropped (its lengths and table row with it), each used length halved,
-  // the capacity cut to the longest used length (whole pages), the pages made a contiguous cache.
+  // A KV cache: one sequence dropped (its lengths and table row with it), each stored length halved,
+  // the appended keys halved or stored beforehand, the capacity cut to the longest used length
+  // (whole pages), the pages made a contiguous cache.
   if (p.kv_cache() && !p.cache_seqlens.empty()) {
     const std::int64_t per = p.pages_per_sequence();
     for (std::int64_t b = 0; p.batch > 1 && b < p.batch; ++b)
@@ -51,8 +52,15 @@ std::vector<Problem> candidates(const Problem& p) {
     for (std::int64_t b = 0; b < p.batch; ++b)
       if (p.cache_seqlens[static_cast<std::size_t>(b)] > 1)
         add([&](Problem& q) { q.cache_seqlens[static_cast<std::size_t>(b)] /= 2; });
+    if (p.appends()) {  // fewer appended keys, or none (then already stored)
+      if (p.seqlen_new > 1) add([](Problem& q) { q.seqlen_new /= 2; });
+      add([](Problem& q) {
+        for (std::int64_t& n : q.cache_seqlens) n += q.seqlen_new;
+        q.seqlen_new = 0;
+      });
+    }
     const std::int64_t unit = p.paged() ? p.page_size : 1;
-    const std::int64_t longest = *std::max_element(p.cache_seqlens.begin(), p.cache_seqlens.end());
+    const std::int64_t longest = *std::max_element(p.cache_seqlens.begin(), p.cache_seqlens.end()) + p.seqlen_new;
     const std::int64_t capacity = std::max(unit, (longest + unit - 1) / unit * unit);
     if (capacity < p.seqlen_k)
       add([&](Problem& q) {

@@ -38,9 +38,21 @@ Outputs run_implementation(AttentionImpl& impl, const ValidProblem& valid, bool 
     if (backward) throw std::invalid_argument("a KV-cache problem is forward only");
     if (logical_problem(cp) != p) throw std::invalid_argument("run_implementation: the cache's problem is not this one's");
     HostTensor o = poisoned_output(cp.dtype, cp.q_shape()), lse = poisoned_output(DType::fp32, cp.lse_shape(), 3);
+    const KvCacheInputs& c = *in.cache;
+    // Appending writes the cache: the implementation gets its own copy, then compared with the
+    // cache appended on the host (the prepared inputs stay those of every implementation).
+    HostTensor k = cp.appends() ? c.k.contiguous_copy() : c.k, v = cp.appends() ? c.v.contiguous_copy() : c.v;
+    const KvAppend append{c.k_new, c.v_new, k, v};
     // Every row is computed: a sample's rows are the logical problem's, not the cache's.
-    impl.forward(cp, ForwardArgs{cache_rows_view(cp, in.q), in.cache->k, in.cache->v, o, lse, nullptr});
-    return Outputs{logical_rows_view(o), logical_lse(cp, lse), {}, {}, {}};
+    impl.forward(cp, ForwardArgs{cache_rows_view(cp, in.q), k, v, o, lse, nullptr, cp.appends() ? &append : nullptr});
+    Outputs out{logical_rows_view(o), logical_lse(cp, lse), {}, {}, {}, {}};
+    if (cp.appends()) {
+      HostTensor expected_k = c.k.contiguous_copy(), expected_v = c.v.contiguous_copy();
+      append_to_cache(cp, c.k_new, c.v_new, expected_k, expected_v);
+      out.cache_difference = cache_difference("K cache", k, expected_k);
+      if (out.cache_difference.empty()) out.cache_difference = cache_difference("V cache", v, expected_v);
+    }
+    return out;
   }
   Outputs out{poisoned_output(p.dtype, p.q_shape()), poisoned_output(DType::fp32, p.lse_shape(), 3), {}, {}, {}};
   const bool forward_in_full = backward && wanted && wanted->any_col();
@@ -302,6 +314,14 @@ CheckRecord check_prepared(const Case& c, const ValidProblem& valid, AttentionIm
       apply_baseline_rule(r.tensors[3], dt.dk, bwd.dk, envelopes.dk, opt, kb, share(bwd.dk));
       apply_baseline_rule(r.tensors[4], dt.dv, bwd.dv, envelopes.dv, opt, kb, share(bwd.dv));
     }
+  }
+  if (!out.cache_difference.empty()) {  // appended keys misplaced or missing: fails whatever O is
+    TensorCheck cache;
+    cache.name = "KV cache";
+    cache.dtype = p.dtype;
+    cache.verdict = Verdict::fail;
+    cache.reasons.push_back("the cache after the call is not the cache with the appended keys: " + out.cache_difference);
+    r.tensors.push_back(std::move(cache));
   }
   r.seconds_checks = since(t0);
 

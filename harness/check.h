@@ -246,6 +246,10 @@ CheckRecord run_check(const Case& c, AttentionImpl& impl, const CheckOptions& op
 // (when asked) fed the implementation's own O and LSE. dq, dk, dv are empty without backward.
 struct Outputs {
   HostTensor o, lse, dq, dk, dv;
+  // A KV-cache problem with appended keys: empty when the cache the implementation left holds the
+  // appended keys and values and nothing else changed (core/kv_cache.h cache_difference); else the
+  // first difference, which fails the case.
+  std::string cache_difference = {};
 };
 // With a sample (`wanted`), the implementation is told which outputs are judged and may skip the
 // rest; the forward of a backward whose sample has key columns runs in full, since dK and dV of a

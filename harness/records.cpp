@@ -115,7 +115,8 @@ void read_problem(Fields& f, Problem& p) {
     for (const json::Value& x : *v) field->push_back(f.integer(key, x));
   }
   // A KV cache's sizes (0 where absent: no pages, the implementation's split count).
-  for (auto [key, field] : {std::pair{"page_size", &p.page_size}, {"num_pages", &p.num_pages}, {"num_splits", &p.num_splits}}) {
+  for (auto [key, field] : {std::pair{"page_size", &p.page_size}, {"num_pages", &p.num_pages}, {"num_splits", &p.num_splits},
+                            {"seqlen_new", &p.seqlen_new}}) {
     const json::Value* v = f.optional(key);
     *field = v ? f.integer(key, *v) : 0;
   }
@@ -255,6 +256,7 @@ void to_json(json::Value& j, const Problem& p) {
     j["block_table"] = p.block_table;
   }
   if (p.num_splits != 0) j["num_splits"] = p.num_splits;
+  if (p.seqlen_new != 0) j["seqlen_new"] = p.seqlen_new;
   if (p.softcap) j["softcap"] = finite("softcap", static_cast<double>(*p.softcap));
   if (p.alibi()) {
     json::Value slopes = json::Value::array();

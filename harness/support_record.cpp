@@ -51,6 +51,7 @@ void to_json(json::Value& j, const Support& s) {
   j["alibi"] = s.alibi;
   j["kv_cache"] = s.kv_cache;
   j["paged"] = s.paged;
+  j["kv_append"] = s.kv_append;
 }
 
 void from_json(const json::Value& j, Support& s) {
@@ -95,6 +96,8 @@ void from_json(const json::Value& j, Support& s) {
       s.kv_cache = flag(v, key);
     } else if (key == "paged") {
       s.paged = flag(v, key);
+    } else if (key == "kv_append") {
+      s.kv_append = flag(v, key);
     } else if (key == "seqlen_multiple") {
       s.seqlen_multiple = whole(v, key, 1);
     } else if (key == "seqlen_free_up_to") {

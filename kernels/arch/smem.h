@@ -54,4 +54,15 @@ FP_HOST_DEVICE inline void global_store_16(void* dst, const Chunk16& v) {
 #endif
 }
 
+// A 16-byte load from global memory (src 16-byte aligned): LDG.128 on the device, a copy on the host.
+FP_HOST_DEVICE inline Chunk16 global_load_16(const void* src) {
+#if defined(__CUDA_ARCH__)
+  return *static_cast<const Chunk16*>(src);
+#else
+  Chunk16 v;
+  std::memcpy(&v, src, sizeof v);
+  return v;
+#endif
+}
+
 }  // namespace flashproof::arch

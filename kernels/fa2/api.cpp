@@ -56,9 +56,17 @@ void fa2_decode(FlashTarget target, FlashDtype dtype, const FlashForwardTensors&
   p.lse = t.lse;
   const FlashShape& s = p.shape;
   std::unique_ptr<FlashBuffer> seqlens, table, partial_o, partial_lse;
-  if (!options.cache_seqlens.empty()) {
-    seqlens = std::make_unique<FlashBuffer>(target, options.cache_seqlens.size_bytes());
-    seqlens->upload(options.cache_seqlens.data(), options.cache_seqlens.size_bytes());
+  // With appended keys the kernels take the lengths after the append (validated to fit the
+  // capacity) and fa2_append_kernel writes the new keys first (decode_kernel.h).
+  std::vector<std::int32_t> used(options.cache_seqlens.begin(), options.cache_seqlens.end());
+  if (t.k_new.data != nullptr) {
+    p.cache.seqlen_new = static_cast<int>(t.k_new.sizes[1]);
+    p.cache.k_new = seq_tensor(t.k_new), p.cache.v_new = seq_tensor(t.v_new);
+    for (std::int32_t& n : used) n += p.cache.seqlen_new;
+  }
+  if (!used.empty()) {
+    seqlens = std::make_unique<FlashBuffer>(target, used.size() * sizeof(std::int32_t));
+    seqlens->upload(used.data(), used.size() * sizeof(std::int32_t));
     p.cache.seqlens = static_cast<const std::int32_t*>(seqlens->data());
   }
   if (options.page_size > 0) {
@@ -87,7 +95,7 @@ void fa2_decode(FlashTarget target, FlashDtype dtype, const FlashForwardTensors&
   }
   p.cache.num_splits = options.num_splits > 0 ? options.num_splits
                                                : fa2_decode_splits(s.batch, s.heads_q, s.seqlen_q, s.head_dim,
-                                                                   options.cache_seqlens, capacity);
+                                                                   used, capacity);
   p.cache.flaw = static_cast<DecodeFlaw>(options.decode_flaw);
   if (p.cache.num_splits > 1) {
     const std::size_t rows = static_cast<std::size_t>(p.cache.num_splits) * s.batch * s.heads_q * s.seqlen_q;

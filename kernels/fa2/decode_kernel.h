@@ -53,7 +53,8 @@ __global__ void __launch_bounds__(Traits::kThreads, 1) fa2_decode_kernel(Fa2Deco
   const int first_row = m_block * kBlockM;
 
   // The keys this sequence uses (the flaw: the capacity, whose unused slots hold anything).
-  const int used = c.seqlens == nullptr ? s.seqlen_k : c.seqlens[batch];
+  const int used = (c.seqlens == nullptr ? s.seqlen_k : c.seqlens[batch]) -
+                   (c.flaw == DecodeFlaw::keys_before_append ? c.seqlen_new : 0);
   const int seqlen_k = c.flaw == DecodeFlaw::page_from_allocated_length ? s.seqlen_k : used;
   const algo::TileGeometry<int> g{kBlockM, kBlockN, s.seqlen_q, seqlen_k,
                                   {seqlen_k - s.seqlen_q, s.window_left, s.window_right}};
@@ -295,8 +296,32 @@ __global__ void __launch_bounds__(kCombineThreads) fa2_combine_kernel(Fa2DecodeP
   }
 }
 
+// The append (seqlen_new > 0), run before the decode kernel: one thread block per (new key t,
+// batch), each thread 16-byte chunks of the key's rows over the KV heads, copied from k_new and
+// v_new into the cache's slot seqlens[b] - seqlen_new + t through its layout (algo::cache_row).
+// head_dim is a multiple of 8 (the API's staging), rows 16-byte aligned (validate.cpp).
+inline constexpr int kAppendThreads = 64;
+
+template <class Traits>
+__global__ void __launch_bounds__(kAppendThreads) fa2_append_kernel(Fa2DecodeParams p) {
+  const FlashShape& s = p.shape;
+  const KvCacheParams& c = p.cache;
+  const int t = static_cast<int>(blockIdx.x), batch = static_cast<int>(blockIdx.y);
+  const int key = c.seqlens[batch] - c.seqlen_new + t;
+  const algo::CacheRow<int> at = algo::cache_row(batch, key, c.page_size, c.pages_per_sequence, c.block_table);
+  const int chunks = s.head_dim / 8;
+  for (int i = static_cast<int>(threadIdx.x); i < s.heads_kv * chunks; i += kAppendThreads) {
+    const int head = i / chunks, col = (i % chunks) * 8;
+    arch::global_store_16(p.k.at(at.outer, at.row, head) + col, arch::global_load_16(c.k_new.at(batch, t, head) + col));
+    arch::global_store_16(p.v.at(at.outer, at.row, head) + col, arch::global_load_16(c.v_new.at(batch, t, head) + col));
+  }
+}
+
 template <class Traits>
 void launch_fa2_decode(const Fa2DecodeParams& p) {
+  if (p.cache.seqlen_new > 0)
+    launch_kernel("fa2_append", Dim3{static_cast<unsigned>(p.cache.seqlen_new), static_cast<unsigned>(p.shape.batch), 1},
+                  Dim3{kAppendThreads, 1, 1}, 0, fa2_append_kernel<Traits>, p);
   const unsigned m_blocks = static_cast<unsigned>((p.shape.seqlen_q + Traits::kBlockM - 1) / Traits::kBlockM);
   const Dim3 grid{m_blocks * static_cast<unsigned>(p.cache.num_splits), static_cast<unsigned>(p.shape.batch),
                   static_cast<unsigned>(p.shape.heads_q)};

@@ -28,6 +28,7 @@ const char* fa2_decode_flaw_name(kernels::FlashDecodeFlaw flaw) {
     case kernels::FlashDecodeFlaw::combine_without_empty_guard: return "combine_without_empty_guard";
     case kernels::FlashDecodeFlaw::page_from_allocated_length: return "page_from_allocated_length";
     case kernels::FlashDecodeFlaw::later_sequences_unwritten: return "later_sequences_unwritten";
+    case kernels::FlashDecodeFlaw::keys_before_append: return "keys_before_append";
   }
   return "?";
 }

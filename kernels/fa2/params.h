@@ -24,6 +24,7 @@ enum class DecodeFlaw : int {
   combine_without_empty_guard,  // the combine takes an empty split's LSE (-inf) as a normal one
   page_from_allocated_length,   // key range and page indices from the capacity, not the used length
   later_sequences_unwritten,    // with splits: the combine writes the first sequence only
+  keys_before_append,           // the appended keys written, the key range from the lengths before
 };
 
 // A KV cache as the decode kernels read it (docs/fa2.md "Decoding"): per-sequence used lengths and
@@ -40,6 +41,10 @@ struct KvCacheParams {
   float* partial_o = nullptr;
   float* partial_lse = nullptr;
   DecodeFlaw flaw = DecodeFlaw::none;
+  // Appended keys (seqlen_new > 0): [batch, seqlen_new, heads_kv, d], written by fa2_append_kernel
+  // into slots seqlens[b] - seqlen_new + t (seqlens are then the lengths after the append).
+  SeqTensor k_new, v_new;
+  int seqlen_new = 0;
 };
 
 // The decode forward: the dense forward's tensors with K and V the cache (contiguous, or the pool

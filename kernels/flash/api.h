@@ -44,13 +44,15 @@ enum class FlashScoreModFlaw { none, missing_softcap_derivative, alibi_top_left,
 // empty split (LSE -inf) as a normal one (exp2(-inf - -inf) = NaN where no split before it had keys);
 // the key range and page indices come from the cache's capacity instead of the sequence's used
 // length (unused slots, NaN, enter); with more than one split the rows of every sequence after the
-// first are never written.
+// first are never written; the appended keys written but the key range taken from the lengths
+// before the append.
 enum class FlashDecodeFlaw {
   none,
   split_skips_last_block,
   combine_without_empty_guard,
   page_from_allocated_length,
   later_sequences_unwritten,
+  keys_before_append,  // appended keys written, but attended over the lengths before the append
 };
 
 struct FlashOptions {
@@ -106,6 +108,12 @@ struct FlashOptions {
 struct FlashForwardTensors {
   FlashTensor q, k, v, o;
   float* lse = nullptr;
+  // A decode call's appended keys and values (FA2; docs/fa2.md "Decoding"): [batch, seqlen_new,
+  // heads_kv, head_dim], written into the cache k, v at slots cache_seqlens[b] .. + seqlen_new - 1
+  // (cache_seqlens required) before attending over cache_seqlens[b] + seqlen_new keys, as
+  // FlashAttention-2's flash_attn_with_kvcache(k=, v=) does. Null data: none. A page receiving
+  // appended keys must not be shared with another sequence (the writes would race with its reads).
+  FlashTensor k_new{}, v_new{};
 };
 
 struct FlashBackwardTensors {

@@ -226,7 +226,7 @@ class FlashAttention final : public AttentionImpl {
     s.max_seqlen_q = s.max_seqlen_k = std::int64_t{1} << 29;
     s.packed = true;  // forward and backward (docs/fa2.md, docs/fa1.md "Packed batches")
     s.softcap = s.alibi = score_mod();  // docs/fa2.md "Soft cap and ALiBi"
-    s.kv_cache = s.paged = decode();     // docs/fa2.md "Decoding"
+    s.kv_cache = s.paged = s.kv_append = decode();  // docs/fa2.md "Decoding"
     return s;
   }
 
@@ -274,10 +274,17 @@ class FlashAttention final : public AttentionImpl {
     // A KV cache runs every block (the decode path has no partial launches): wanted rows not passed.
     const kernels::FlashOptions options = p.kv_cache() ? cache.applied_to(options_for(p, entry_))
                                                        : offsets.applied_to(with_wanted(options_for(p, entry_), p, a.wanted));
-    entry_.forward(t, dtype(p), {q.tensor, k.tensor, v.tensor, o.tensor, static_cast<float*>(lse.buffer->data())},
+    // Appended keys: staged beside the cache, which comes back with them written.
+    const bool appends = p.appends();
+    if (appends && a.append == nullptr) throw std::invalid_argument("flash: the problem appends keys but the call gives none");
+    Staged k_new, v_new;
+    if (appends) k_new = stage(t, a.append->k_new, d, true), v_new = stage(t, a.append->v_new, d, true);
+    entry_.forward(t, dtype(p),
+                   {q.tensor, k.tensor, v.tensor, o.tensor, static_cast<float*>(lse.buffer->data()), k_new.tensor, v_new.tensor},
                    options);
     fetch(o, a.o);
     fetch_lse(lse, a.lse);
+    if (appends) fetch(k, a.append->k_cache), fetch(v, a.append->v_cache);
   }
 
   void backward(const Problem& p, const BackwardArgs& a) override {

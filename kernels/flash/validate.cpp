@@ -242,6 +242,18 @@ std::string decode_error(const FlashKernelLimits& limits, FlashTarget target, co
         return p + "cache_seqlens[" + std::to_string(b) + "] (" + std::to_string(o.cache_seqlens[b]) +
                ") is outside the cache's capacity 0.." + std::to_string(capacity);
   }
+  if (t.k_new.data != nullptr || t.v_new.data != nullptr) {  // appended keys
+    if (o.cache_seqlens.empty()) return p + "k_new and v_new (appended keys) need cache_seqlens";
+    const std::int64_t n = t.k_new.sizes[1];
+    if (n < 1 || n > capacity)
+      return p + "k_new has " + fmt("seqlen", n) + " where 1 to the cache's capacity " + std::to_string(capacity) + " is expected";
+    for (const auto& [name, tensor] : {std::pair<const char*, const FlashTensor*>{"k_new", &t.k_new}, {"v_new", &t.v_new}})
+      if (std::string e = tensor_error(limits, name, *tensor, {batch, n, ks[2], ks[3]}); !e.empty()) return e;
+    for (std::size_t b = 0; b < o.cache_seqlens.size(); ++b)
+      if (o.cache_seqlens[b] > capacity - n)
+        return p + "cache_seqlens[" + std::to_string(b) + "] + seqlen_new (" + std::to_string(o.cache_seqlens[b]) + " + " +
+               std::to_string(n) + ") exceeds the cache's capacity " + std::to_string(capacity);
+  }
   return {};
 }
 

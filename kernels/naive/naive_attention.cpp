@@ -261,7 +261,7 @@ class NaiveAttention final : public AttentionImpl {
   bool bitwise_reproducible_backward() const override { return true; }
   Support declared_support() const override {  // everything: packed batches, soft cap, ALiBi, caches
     Support s;
-    s.packed = s.softcap = s.alibi = s.kv_cache = s.paged = true;
+    s.packed = s.softcap = s.alibi = s.kv_cache = s.paged = s.kv_append = true;
     return s;
   }
   ArithmeticModel arithmetic_model() const override { return ArithmeticModel::naive; }
@@ -281,7 +281,8 @@ class NaiveAttention final : public AttentionImpl {
   void forward(const Problem& p, const ForwardArgs& a) override {
     if (p.kv_cache()) {  // the logical problem's attention, the keys read through the cache
       Problem read = p;
-      if (flaw_ == NaiveFlaw::cache_allocated_length) read.cache_seqlens.assign(static_cast<std::size_t>(p.batch), p.seqlen_k);
+      if (flaw_ == NaiveFlaw::cache_allocated_length)  // (with appended keys: appended at the capacity's end)
+        read.cache_seqlens.assign(static_cast<std::size_t>(p.batch), p.seqlen_k - p.seqlen_new);
       if (flaw_ == NaiveFlaw::pages_in_order && p.paged()) read.block_table = page_table(p.batch, p.pages_per_sequence(), p.num_pages, 0);
       forward_through_logical(*this, read, a);
       if (flaw_ == NaiveFlaw::later_sequences_unwritten)

@@ -413,6 +413,24 @@ TEST(Cli, KvCacheChecksTheUsedKeysAndItsTwinFails) {
   std::remove(file.c_str());
 }
 
+// Appended keys from the command line: fa2 writes them and passes; the case file carries them.
+TEST(Cli, AppendedKeysCheckThroughTheCache) {
+  const std::string file = temp_path("kv_append_case.json");
+  const Result checked = run("check --json --impl fa2 --cache-seqlens 15,0 --seqlen-new 2 --seqlen-k 64 --seqlen-q 2 "
+                             "--heads 4 --kv-heads 2 --head-dim 64 --causal --page-size 16 --save-case " + file);
+  ASSERT_EQ(checked.status, 0) << checked.out << checked.err;
+  EXPECT_NE(checked.out.find("\"verdict\": \"pass\""), std::string::npos) << checked.out;
+  std::string text;
+  {
+    std::ifstream in(file);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(text.find("\"seqlen_new\": 2"), std::string::npos) << text;
+  const Result replayed = run("replay --json " + file);
+  EXPECT_EQ(replayed.status, 0) << replayed.out << replayed.err;
+  std::remove(file.c_str());
+}
+
 // A cache that does not fit its sizes, or a KV cache asked for its backward: one line, exit status 2.
 TEST(Cli, BadKvCachesAreAOneLineErrorWithStatus2) {
   const char* cases[][2] = {
@@ -429,6 +447,11 @@ TEST(Cli, BadKvCachesAreAOneLineErrorWithStatus2) {
       {"check --cache-seqlens 5 --num-splits 129", "--num-splits must be at most 128"},
       {"check --cache-seqlens 5 --backward", "a KV-cache problem is forward only"},
       {"check --cache-seqlens 5 --cu-seqlens-q 0,128 --cu-seqlens-k 0,128", "cannot be combined"},
+      {"check --cache-seqlens 5,126 --seqlen-new 3", "cache_seqlens[1] + seqlen_new (126 + 3) exceeds the cache's capacity"},
+      {"check --seqlen-new 2", "seqlen_new (appended keys) is for KV-cache problems with cache_seqlens"},
+      {"check --cache-seqlens 5 --seqlen-new x", "--seqlen-new expects a number, got 'x'"},
+      {"check --cache-seqlens 3,3 --seqlen-k 32 --page-size 16 --block-table 0,1,0,1 --seqlen-new 1",
+       "page 0 receives sequence 0's appended keys but another used entry maps it too"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);

@@ -142,5 +142,76 @@ TEST(KvCache, PageTablesInOrderOrShuffled) {
   EXPECT_EQ(s, page_table(1, 8, 8, 0));  // a permutation of the pool
 }
 
+// Appended keys (Problem::seqlen_new): attended after the stored ones, checked one line each.
+Problem appending() {
+  Problem p = paged();
+  p.num_pages = 13;  // one spare page: nothing shared
+  p.block_table = page_table(3, 4, 13, 5);
+  p.seqlen_new = 3;
+  return p;
+}
+
+TEST(KvCache, AppendedKeysAreValidatedOneLineEach) {
+  EXPECT_EQ(appending().validate(), "");
+  EXPECT_EQ(appending().used_keys(2), 43);
+  EXPECT_EQ(appending().stored_keys(2), 40);
+  Problem p = appending();
+  p.cache_seqlens[2] = 62;
+  EXPECT_EQ(p.validate(), "cache_seqlens[2] + seqlen_new (62 + 3) exceeds the cache's capacity seqlen_k (64)");
+  p = appending(), p.seqlen_new = -1;
+  EXPECT_EQ(p.validate(), "seqlen_new (-1) must be >= 0");
+  p = appending(), p.cache_seqlens.clear();
+  EXPECT_EQ(p.validate(), "seqlen_new (appended keys) needs cache_seqlens (where each sequence's keys end)");
+  Problem dense;
+  dense.seqlen_new = 1;
+  EXPECT_EQ(dense.validate(), "seqlen_new (appended keys) is for KV-cache problems with cache_seqlens");
+  // A page receiving appended keys that another used entry maps: refused. Sequence 0 appends into
+  // its page 0 (slots 5..7); sequence 2's page 1 made the same page.
+  p = appending(), p.block_table[2 * 4 + 1] = p.block_table[0];
+  EXPECT_EQ(p.validate(), "block_table: page " + std::to_string(p.block_table[0]) +
+                              " receives sequence 0's appended keys but another used entry maps it too (pages that "
+                              "receive appended keys cannot be shared)");
+  // Sharing a page nobody appends into stays allowed: sequence 2's page 0 (keys 0..15, stored) as
+  // sequence 1's page 2 (past its used length: unused).
+  p = appending(), p.block_table[1 * 4 + 2] = p.block_table[2 * 4 + 0];
+  EXPECT_EQ(p.validate(), "");
+}
+
+TEST(KvCache, AppendedKeysArriveApartAndTheirSlotsStayUnusedUntilWritten) {
+  const Problem p = appending();
+  const Inputs in = generate_inputs(p, Distribution{}, 6);
+  const KvCacheInputs& c = *in.cache;
+  ASSERT_EQ(c.k_new.shape(), (Shape{3, 3, 2, 16}));
+  std::int64_t row = 0;
+  for (std::int64_t b = 0; b < p.batch; ++b)
+    for (std::int64_t j = 0; j < p.used_keys(b); ++j, ++row) {
+      const CacheSlot s = cache_slot(p, b, j);
+      const std::int64_t t = j - p.stored_keys(b);
+      for (std::int64_t h = 0; h < 2; ++h)
+        for (std::int64_t x = 0; x < 16; ++x) {
+          if (t < 0) {
+            ASSERT_EQ(in.k.bits(0, row, h, x), key_bits(c.k, s, h, x));
+          } else {  // the logical key is the appended one; its slot is NaN until the call writes it
+            ASSERT_EQ(in.k.bits(0, row, h, x), c.k_new.bits(b, t, h, x));
+            ASSERT_EQ(in.v.bits(0, row, h, x), c.v_new.bits(b, t, h, x));
+            ASSERT_TRUE(std::isnan(c.k.get(s.first, s.second, h, x)));
+          }
+        }
+    }
+  HostTensor k = c.k.contiguous_copy(), v = c.v.contiguous_copy();
+  append_to_cache(p, c.k_new, c.v_new, k, v);
+  EXPECT_EQ(cache_difference("K cache", k, k), "");
+  EXPECT_NE(cache_difference("K cache", c.k, k), "");  // before the append it differs
+  const CacheSlot last = cache_slot(p, 2, 42);
+  // The twin: the keys appended one slot late leave the first appended slot NaN.
+  Problem late = p;
+  for (std::int64_t& n : late.cache_seqlens) n += 1;
+  HostTensor k_late = c.k.contiguous_copy(), v_late = c.v.contiguous_copy();
+  append_to_cache(late, c.k_new, c.v_new, k_late, v_late);
+  const std::string diff = cache_difference("K cache", k_late, k);
+  EXPECT_EQ(diff.rfind("K cache[", 0), 0u) << diff;
+  EXPECT_NE(k.bits(last.first, last.second, 0, 0), c.k.bits(last.first, last.second, 0, 0));
+}
+
 }  // namespace
 }  // namespace flashproof

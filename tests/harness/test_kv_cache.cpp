@@ -108,5 +108,72 @@ TEST(KvCacheCheck, TheProblemsRecordCarriesTheCache) {
   EXPECT_FALSE(dense.contains("num_splits"));
 }
 
+// Appended keys (Problem::seqlen_new): the implementation writes them into the cache, then attends
+// over them; the check judges O and LSE against the logical keys and compares the cache it leaves.
+Case appending_case(bool paged) {
+  Case c = cache_case(paged, 6, {5, 0, 17, 60});
+  c.problem.seqlen_new = 3;
+  if (paged) {  // pages receiving appended keys unshared
+    c.problem.num_pages = 16;
+    c.problem.block_table = page_table(4, 4, 16, 6);
+  }
+  return c;
+}
+
+TEST(KvCacheCheck, AppendedKeysWrittenAndAttendedPass) {
+  for (bool paged : {false, true}) {
+    const Case c = appending_case(paged);
+    const CheckRecord r = check_with(NaiveFlaw::none, c);
+    EXPECT_EQ(r.verdict, Verdict::pass) << c.problem.describe() << "\n" << to_table(r);
+    EXPECT_EQ(r.tensors.size(), 2u);  // O and LSE: no cache difference
+    const json::Value j = c;
+    EXPECT_EQ(j.at("seqlen_new"), 3);
+    EXPECT_EQ(j.get<Case>().problem, c.problem);
+  }
+}
+
+// The twins: appended at the capacity's end (the cache's allocated length), and attended over
+// without being stored (O right, the cache left as it was).
+TEST(KvCacheCheck, AppendedKeysMisplacedOrNeverStoredFail) {
+  for (bool paged : {false, true}) {
+    const CheckRecord r = check_with(NaiveFlaw::cache_allocated_length, appending_case(paged));
+    EXPECT_EQ(r.verdict, Verdict::fail) << to_table(r);
+  }
+  struct NeverStored final : AttentionImpl {
+    std::unique_ptr<AttentionImpl> base = make_naive_attention();
+    std::string name() const override { return "never-stored"; }
+    std::string description() const override { return "appends into a copy of the cache"; }
+    std::string where() const override { return "host"; }
+    Support declared_support() const override { return base->declared_support(); }
+    std::string unsupported_reason(const Problem&, bool) const override { return {}; }
+    void forward(const Problem& p, const ForwardArgs& a) override {
+      HostTensor k = a.k.contiguous_copy(), v = a.v.contiguous_copy();
+      const KvAppend copy{a.append->k_new, a.append->v_new, k, v};
+      base->forward(p, ForwardArgs{a.q, k, v, a.o, a.lse, a.wanted, &copy});
+    }
+    void backward(const Problem& p, const BackwardArgs& a) override { base->backward(p, a); }
+  } impl;
+  const CheckRecord r = run_check(appending_case(true), impl);
+  EXPECT_EQ(r.verdict, Verdict::fail);
+  ASSERT_EQ(r.tensors.size(), 3u);
+  EXPECT_EQ(r.tensors[0].verdict, Verdict::pass);  // O: the attention itself is right
+  EXPECT_EQ(r.tensors[2].name, "KV cache");
+  ASSERT_EQ(r.tensors[2].reasons.size(), 1u);
+  EXPECT_EQ(r.tensors[2].reasons[0].rfind("the cache after the call is not the cache with the appended keys: K cache[", 0), 0u)
+      << r.tensors[2].reasons[0];
+}
+
+// Not declared: fitted away into stored keys (the same attention), refused when run as is.
+TEST(KvCacheCheck, UndeclaredAppendsAreFoldedIntoTheStoredKeys) {
+  Support s;
+  s.kv_cache = s.paged = true;
+  Problem p = appending_case(true).problem;
+  EXPECT_EQ(unsupported_by(s, p, false), "appended keys (seqlen_new) are not declared");
+  ASSERT_TRUE(fit_to_support(p, s));
+  EXPECT_EQ(p.seqlen_new, 0);
+  EXPECT_EQ(p.cache_seqlens, (std::vector<std::int64_t>{8, 3, 20, 63}));
+  EXPECT_EQ(unsupported_by(s, p, false), "");
+}
+
 }  // namespace
 }  // namespace flashproof

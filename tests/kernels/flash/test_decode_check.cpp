@@ -46,6 +46,43 @@ std::vector<Case> cases() {
   };
 }
 
+// Appended keys (fa2_append_kernel, then the decode over the lengths after the append): new tokens
+// crossing a page edge, one into an empty cache, heuristic and forced splits.
+std::vector<Case> appending_cases() {
+  std::vector<Case> v = {cache_case(DType::fp16, {30, 0, 1, 200}, 256, 16, 0, 8, 1),
+                         cache_case(DType::bf16, {62, 127}, 192, 0, 3, 4, 3),
+                         cache_case(DType::fp16, {14, 250}, 512, 256, 4, 2, 4)};
+  const std::int64_t appended[] = {5, 3, 4};
+  for (std::size_t x = 0; x < v.size(); ++x) {
+    Problem& p = v[x].problem;
+    p.seqlen_new = appended[x];
+    if (p.paged()) {  // pages receiving appended keys unshared
+      p.num_pages = p.batch * p.pages_per_sequence();
+      p.block_table = page_table(p.batch, p.pages_per_sequence(), p.num_pages, 9);
+    }
+  }
+  return v;
+}
+
+TEST(DecodeCheck, Fa2AppendsTheNewKeysAndPassesTheCertifiedCheck) {
+  const std::unique_ptr<AttentionImpl> fa2 = make_fa2_attention(false);
+  for (const Case& c : appending_cases()) {
+    const CheckRecord r = run_check(c, *fa2);
+    EXPECT_EQ(r.verdict, Verdict::pass) << c.problem.describe() << "\n" << to_table(r);
+    EXPECT_EQ(r.tensors.size(), 2u) << to_table(r);  // the cache left as appended
+  }
+}
+
+// The twin: the keys written, the key range (and the split heuristic) from the lengths before.
+TEST(DecodeCheck, AttendingOverTheLengthsBeforeTheAppendFails) {
+  const std::unique_ptr<AttentionImpl> broken = make_fa2_attention(false, FlashDecodeFlaw::keys_before_append);
+  for (const Case& c : appending_cases()) {
+    const CheckRecord r = run_check(c, *broken);
+    EXPECT_EQ(r.verdict, Verdict::fail) << c.problem.describe();
+    EXPECT_EQ(r.tensors.size(), 2u);  // the cache is right; O is not
+  }
+}
+
 TEST(DecodeCheck, Fa2PassesTheCertifiedCheck) {
   const std::unique_ptr<AttentionImpl> fa2 = make_fa2_attention(false);
   for (const Case& c : cases()) {
