@@ -349,23 +349,25 @@ void fill_inputs(const ValidProblem& valid, const Distribution& d, std::uint64_t
 Inputs generate_inputs(const ValidProblem& valid, const Distribution& d, std::uint64_t seed) {
   const Problem& p = valid;
   if (p.kv_cache()) {  // the logical problem's inputs, stored in the cache and read back from it
-    Inputs in = generate_inputs(ValidProblem(logical_problem(p)), d, seed);
-    auto cache = std::make_shared<KvCacheInputs>(cache_inputs(valid, in.k, in.v));
-    // The keys attended over: the cache's (shared pages hold one sequence's), the appended ones after.
-    HostTensor k = cache->k, v = cache->v;
-    if (p.appends()) {
-      k = k.contiguous_copy(), v = v.contiguous_copy();
-      append_to_cache(p, cache->k_new, cache->v_new, k, v);
-    }
-    in.k = logical_keys(valid, k);
-    in.v = logical_keys(valid, v);
-    in.cache = std::move(cache);
-    return in;
+    const Inputs in = generate_inputs(ValidProblem(logical_problem(p)), d, seed);
+    return cache_problem_inputs(valid, in.q, in.dout, cache_inputs(valid, in.k, in.v));
   }
   Inputs in{HostTensor(p.dtype, p.q_shape()), HostTensor(p.dtype, p.kv_shape()),
             HostTensor(p.dtype, p.kv_shape()), HostTensor(p.dtype, p.q_shape())};
   fill_inputs(valid, d, seed, in);
   return in;
+}
+
+Inputs cache_problem_inputs(const ValidProblem& valid, HostTensor q, HostTensor dout, const KvCacheInputs& cache) {
+  const Problem& p = valid;
+  // The keys attended over: the cache's (shared pages hold one sequence's), the appended ones after.
+  HostTensor k = cache.k, v = cache.v;
+  if (p.appends()) {
+    k = k.contiguous_copy(), v = v.contiguous_copy();
+    append_to_cache(p, cache.k_new, cache.v_new, k, v);
+  }
+  return {std::move(q), logical_keys(valid, k), logical_keys(valid, v), std::move(dout),
+          std::make_shared<KvCacheInputs>(cache)};
 }
 
 void read_kv_rows(const Inputs& in, std::int64_t b, std::int64_t kv_head, std::vector<double>& keys,

@@ -95,6 +95,11 @@ enum class InputStream : std::uint64_t { q = 0, k = 1, v = 2, dout = 3, structur
 // Contiguous tensors in p.dtype: Q and dO p.q_shape(), K and V p.kv_shape().
 // An invalid Problem is refused where it converts to ValidProblem (std::invalid_argument).
 Inputs generate_inputs(const ValidProblem& p, const Distribution& d, std::uint64_t seed);
+// A KV-cache problem's Inputs from its cache (and appended keys) and its logical Q and dO
+// ([1, batch * seqlen_q, heads_q, head_dim]): K and V are the logical keys read back through the
+// cache, the appended ones after each sequence's stored ones. generate_inputs ends with it; the
+// exchange format's reader too.
+Inputs cache_problem_inputs(const ValidProblem& p, HostTensor q, HostTensor dout, const KvCacheInputs& cache);
 // Same values into caller-provided tensors (any strides, e.g. slices of a packed QKV tensor);
 // they must have the shapes and dtype above (std::invalid_argument otherwise). Only the elements
 // of the views are written.

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/json.h"
+#include "core/kv_cache.h"
 #include "harness/case_file.h"
 
 namespace flashproof::exchange {
@@ -50,24 +51,45 @@ std::string read_file_of_size(const std::string& path, std::uintmax_t size, cons
 // sequence lengths do. null where SDPA's flag cannot express the mask or the problem.
 json::Value sdpa_is_causal(const Problem& p) {
   if (p.packed()) return nullptr;     // SDPA has no packed batches
+  if (p.kv_cache()) return nullptr;   // nor caches
   if (p.score_mod()) return nullptr;  // nor a soft cap or ALiBi (docs/spec.md "Soft cap and ALiBi")
   if (!p.has_mask()) return false;
   return p.causal() && p.seqlen_q == p.seqlen_k ? json::Value(true) : json::Value(nullptr);
 }
 
-std::string meta_json(const Case& c, const Inputs& in) {
+// A case's input files in the order of its checksum: q, k, v, dout, then a KV cache's appended k_new,
+// v_new. A KV-cache problem's K and V are its cache (kv_shape(): the pool when paged), as an
+// implementation receives them; its Q and dO are [b, sq, hq, d], the bytes of the logical ones.
+struct InputFile {
+  const char* name;
+  HostTensor tensor;
+};
+std::vector<InputFile> input_files(const Problem& p, const Inputs& in) {
+  if (!p.kv_cache()) return {{"q", in.q}, {"k", in.k}, {"v", in.v}, {"dout", in.dout}};
+  std::vector<InputFile> files{{"q", in.q}, {"k", in.cache->k}, {"v", in.cache->v}, {"dout", in.dout}};
+  if (p.appends()) files.push_back({"k_new", in.cache->k_new}), files.push_back({"v_new", in.cache->v_new});
+  return files;
+}
+
+std::string meta_json(const Case& c, const std::vector<InputFile>& files) {
   const Problem& p = c.problem;
   const float scale = p.softmax_scale();
-  const std::string q = tensor_bytes(in.q), k = tensor_bytes(in.k), v = tensor_bytes(in.v),
-                    dout = tensor_bytes(in.dout);
-  const std::uint64_t all = fnv1a64(dout, fnv1a64(v, fnv1a64(k, fnv1a64(q))));
+  std::uint64_t all = kFnvOffsetBasis;
+  json::Value checksums = json::Value::object();
+  for (const InputFile& f : files) {
+    const std::string bytes = tensor_bytes(f.tensor);
+    all = fnv1a64(bytes, all);
+    checksums[f.name] = hex64(fnv1a64(bytes));
+  }
   json::Value j = json::Value::object();
   j["format"] = "flashproof-exchange-case";
   j["version"] = 1;
   j.update(json::Value(p));  // the problem as every record writes it (harness/records.h)
   j["element_bytes"] = dtype_bytes(p.dtype);
   j["q_shape"] = json::Value::array({p.batch, p.seqlen_q, p.heads_q, p.head_dim});
-  j["kv_shape"] = json::Value::array({p.batch, p.seqlen_k, p.heads_kv, p.head_dim});
+  const auto kv = p.kv_shape();  // a KV cache's: the cache (the pool when paged)
+  j["kv_shape"] = json::Value::array({kv[0], kv[1], kv[2], kv[3]});
+  if (p.appends()) j["new_kv_shape"] = json::Value::array({p.batch, p.seqlen_new, p.heads_kv, p.head_dim});
   j["lse_shape"] = json::Value::array({p.batch, p.heads_q, p.seqlen_q});
   j["softmax_scale_bits"] = "0x" + hex64(std::bit_cast<std::uint32_t>(scale)).substr(8);
   j["causal"] = p.causal();
@@ -77,8 +99,7 @@ std::string meta_json(const Case& c, const Inputs& in) {
   j["distribution"] = distribution_name(c.dist);
   j["seed"] = std::to_string(c.seed);
   j["checksum"] = hex64(all);
-  j["checksums"] = {{"q", hex64(fnv1a64(q))}, {"k", hex64(fnv1a64(k))}, {"v", hex64(fnv1a64(v))},
-                    {"dout", hex64(fnv1a64(dout))}};
+  j["checksums"] = checksums;
   return json::write(j, json::top_lines()) + "\n";
 }
 
@@ -141,29 +162,31 @@ HostTensor read_tensor_file(const std::string& path, DType dtype, Shape shape, i
 
 std::string write_case(const std::string& root, const Case& c, const std::string& note) {
   const ValidProblem valid(c.problem);
-  if (valid->kv_cache())  // its files would hold the logical keys, not the cache an implementation reads
-    throw std::invalid_argument("the exchange format does not carry KV caches yet (docs/spec.md \"KV caches\")");
+  if (valid->kv_cache() && c.backward) throw std::invalid_argument("a KV-cache problem is forward only");
   const std::string name = case_directory_name(c);
   const fs::path dir = fs::path(root) / name;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (!fs::is_directory(dir)) throw std::runtime_error("cannot create directory " + dir.string());
   write_case_file((dir / "case.json").string(), c, {}, note);
-  const Inputs in = generate_inputs(valid, c.dist, c.seed);
-  write_tensor_file((dir / "q.bin").string(), in.q);
-  write_tensor_file((dir / "k.bin").string(), in.k);
-  write_tensor_file((dir / "v.bin").string(), in.v);
-  write_tensor_file((dir / "dout.bin").string(), in.dout);
-  write_file(dir / "meta.json", meta_json(c, in));
+  const std::vector<InputFile> files = input_files(c.problem, generate_inputs(valid, c.dist, c.seed));
+  for (const InputFile& f : files) write_tensor_file((dir / (std::string(f.name) + ".bin")).string(), f.tensor);
+  write_file(dir / "meta.json", meta_json(c, files));
   return name;
 }
 
 Inputs read_inputs(const std::string& case_dir, const Problem& p) {
   const fs::path dir(case_dir);
-  return {read_tensor_file((dir / "q.bin").string(), p.dtype, p.q_shape()),
-          read_tensor_file((dir / "k.bin").string(), p.dtype, p.kv_shape()),
-          read_tensor_file((dir / "v.bin").string(), p.dtype, p.kv_shape()),
-          read_tensor_file((dir / "dout.bin").string(), p.dtype, p.q_shape())};
+  auto read = [&](const char* name, Shape shape) {
+    return read_tensor_file((dir / (std::string(name) + ".bin")).string(), p.dtype, shape);
+  };
+  if (!p.kv_cache()) return {read("q", p.q_shape()), read("k", p.kv_shape()), read("v", p.kv_shape()), read("dout", p.q_shape())};
+  // A KV cache: the files' Q and dO are the logical ones' bytes; K and V the cache's.
+  const ValidProblem valid(p);
+  const Shape logical_q = logical_problem(p).q_shape();
+  KvCacheInputs cache{p, read("k", p.kv_shape()), read("v", p.kv_shape()), {}, {}};
+  if (p.appends()) cache.k_new = read("k_new", p.new_kv_shape()), cache.v_new = read("v_new", p.new_kv_shape());
+  return cache_problem_inputs(valid, read("q", logical_q), read("dout", logical_q), cache);
 }
 
 void write_outputs(const std::string& case_dir, const std::string& backend, const Outputs& out) {

@@ -4,8 +4,9 @@
 //
 //   ROOT/<16 hex digits>/case.json   the case (a case file, harness/case_file.h): the source of truth
 //                        meta.json   dtype, shapes, exact fp32 softmax scale, mask, checksums
-//                        q.bin k.bin v.bin dout.bin   inputs: raw little-endian element bits of
-//                                    the dtype, contiguous, Q/dO [b, sq, hq, d], K/V [b, sk, hkv, d]
+//                        q.bin k.bin v.bin dout.bin [k_new.bin v_new.bin]   inputs: raw little-endian element bits of
+//                                    the dtype, contiguous, Q/dO [b, sq, hq, d], K/V [b, sk, hkv, d] (a KV
+//                                    cache: the cache, Problem::kv_shape(); appended keys apart)
 //                        <backend>/o.bin lse.bin [dq.bin dk.bin dv.bin] | <backend>/refused.txt
 //
 // O, dQ, dK, dV are in the dtype and the layouts of docs/spec.md; LSE is fp32, natural log, [b, hq, sq].

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/kv_cache.h"
 #include "harness/exchange.h"
 #include "harness/exchange_info.h"
 #include "kernels/registry.h"
@@ -22,6 +23,10 @@ bool same_problem(const Problem& a, const Problem& b) {
          a.seqlen_q == b.seqlen_q && a.seqlen_k == b.seqlen_k && a.head_dim == b.head_dim &&
          a.window_left == b.window_left && a.window_right == b.window_right &&
          a.cu_seqlens_q == b.cu_seqlens_q && a.cu_seqlens_k == b.cu_seqlens_k &&  // a packing of the same sizes differs
+         // The score modification and the cache change the outputs, not the inputs' bits.
+         a.softcap == b.softcap && a.alibi_slopes == b.alibi_slopes && a.cache_seqlens == b.cache_seqlens &&
+         a.page_size == b.page_size && a.num_pages == b.num_pages && a.block_table == b.block_table &&
+         a.num_splits == b.num_splits && a.seqlen_new == b.seqlen_new &&
          std::bit_cast<std::uint32_t>(a.softmax_scale()) == std::bit_cast<std::uint32_t>(b.softmax_scale());
 }
 
@@ -129,9 +134,16 @@ class ImportedAttention final : public AttentionImpl {
   }
 
   void forward(const Problem& p, const ForwardArgs& a) override {
-    const fs::path dir = output_dir(locate(p, a.q, a.k, a.v, nullptr));
+    const fs::path dir = output_dir(locate(p, a.q, a.k, a.v, nullptr, a.append));
     exchange::read_tensor_file_into((dir / "o.bin").string(), a.o);
     exchange::read_tensor_file_into((dir / "lse.bin").string(), a.lse);
+    // Appended keys: the cache the backend left. Absent, the cache stays as given and the check
+    // fails on it (the appended slots hold NaN).
+    std::error_code ec;
+    if (a.append != nullptr && fs::is_regular_file(dir / "k_cache.bin", ec)) {
+      exchange::read_tensor_file_into((dir / "k_cache.bin").string(), a.append->k_cache);
+      exchange::read_tensor_file_into((dir / "v_cache.bin").string(), a.append->v_cache);
+    }
   }
 
   void backward(const Problem& p, const BackwardArgs& a) override {
@@ -152,16 +164,22 @@ class ImportedAttention final : public AttentionImpl {
   }
 
   // The exported case of this problem whose stored inputs equal the given ones bit for bit.
+  // A KV-cache case is compared as the implementation received it: Q in its [b, sq, hq, d] rows,
+  // K and V the cache, and the appended keys.
   const StoredCase& locate(const Problem& p, const HostTensor& q, const HostTensor& k, const HostTensor& v,
-                           const HostTensor* dout) const {
+                           const HostTensor* dout, const KvAppend* append = nullptr) const {
     bool matched = false;
     for (const StoredCase& sc : *cases_) {
       if (!same_problem(sc.c.problem, p)) continue;
       matched = true;
       const Inputs stored = exchange::read_inputs(sc.dir, sc.c.problem);
-      if (same_bits(q, stored.q) && same_bits(k, stored.k) && same_bits(v, stored.v) &&
-          (dout == nullptr || same_bits(*dout, stored.dout)))
-        return sc;
+      const KvCacheInputs* c = stored.cache.get();
+      const bool same = c == nullptr ? same_bits(q, stored.q) && same_bits(k, stored.k) && same_bits(v, stored.v)
+                                     : same_bits(q, cache_rows_view(p, stored.q)) && same_bits(k, c->k) &&
+                                           same_bits(v, c->v) &&
+                                           (append == nullptr || (same_bits(append->k_new, c->k_new) &&
+                                                                  same_bits(append->v_new, c->v_new)));
+      if (same && (dout == nullptr || same_bits(*dout, stored.dout))) return sc;
     }
     if (!matched) throw std::invalid_argument(name() + ": no case under " + root_ + " has the problem " + p.describe());
     throw std::invalid_argument(name() + ": the inputs differ from those exported under " + root_ + " for " +

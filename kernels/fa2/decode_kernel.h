@@ -299,10 +299,11 @@ __global__ void __launch_bounds__(kCombineThreads) fa2_combine_kernel(Fa2DecodeP
 // The append (seqlen_new > 0), run before the decode kernel: one thread block per (new key t,
 // batch), each thread 16-byte chunks of the key's rows over the KV heads, copied from k_new and
 // v_new into the cache's slot seqlens[b] - seqlen_new + t through its layout (algo::cache_row).
-// head_dim is a multiple of 8 (the API's staging), rows 16-byte aligned (validate.cpp).
+// head_dim is a multiple of 8 (the API's staging), rows 16-byte aligned (validate.cpp). One
+// instantiation for every bucket and dtype (a template only so that it stays in this header).
 inline constexpr int kAppendThreads = 64;
 
-template <class Traits>
+template <int = 0>
 __global__ void __launch_bounds__(kAppendThreads) fa2_append_kernel(Fa2DecodeParams p) {
   const FlashShape& s = p.shape;
   const KvCacheParams& c = p.cache;
@@ -321,7 +322,7 @@ template <class Traits>
 void launch_fa2_decode(const Fa2DecodeParams& p) {
   if (p.cache.seqlen_new > 0)
     launch_kernel("fa2_append", Dim3{static_cast<unsigned>(p.cache.seqlen_new), static_cast<unsigned>(p.shape.batch), 1},
-                  Dim3{kAppendThreads, 1, 1}, 0, fa2_append_kernel<Traits>, p);
+                  Dim3{kAppendThreads, 1, 1}, 0, fa2_append_kernel<>, p);
   const unsigned m_blocks = static_cast<unsigned>((p.shape.seqlen_q + Traits::kBlockM - 1) / Traits::kBlockM);
   const Dim3 grid{m_blocks * static_cast<unsigned>(p.cache.num_splits), static_cast<unsigned>(p.shape.batch),
                   static_cast<unsigned>(p.shape.heads_q)};

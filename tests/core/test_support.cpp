@@ -40,7 +40,12 @@ TEST(Support, EverythingByDefault) {
   all.packed = all.softcap = all.alibi = true;
   EXPECT_EQ(describe(all), "packed batches; soft cap; ALiBi");
   all.kv_cache = all.paged = true;
+  EXPECT_EQ(describe(all), "packed batches; soft cap; ALiBi; KV caches, paged");
+  all.kv_append = true;
   EXPECT_EQ(describe(all), "everything");
+  Support appending;
+  appending.kv_append = true;
+  EXPECT_EQ(validate(appending), "appended keys (kv_append) need kv_cache declared too");
 }
 
 // A KV cache is run only where declared, paged ones only where pages are, and never backward.

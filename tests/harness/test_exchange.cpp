@@ -18,6 +18,7 @@
 
 #include "cli/export_command.h"
 #include "core/json.h"
+#include "core/kv_cache.h"
 #include "harness/case_file.h"
 #include "harness/check_render.h"
 #include "harness/exchange.h"
@@ -81,6 +82,7 @@ class UnderModel final : public AttentionImpl {
   std::string name() const override { return inner_.name(); }
   std::string description() const override { return inner_.description(); }
   std::string where() const override { return inner_.where(); }
+  Support declared_support() const override { return inner_.declared_support(); }
   ArithmeticModel arithmetic_model() const override { return model_; }
   std::string unsupported_reason(const Problem& p, bool b) const override { return inner_.unsupported_reason(p, b); }
   void forward(const Problem& p, const ForwardArgs& a) override { inner_.forward(p, a); }
@@ -660,6 +662,67 @@ TEST(ExchangeSupport, ExportFitsAndTheBackendDeclares) {
   } catch (const std::invalid_argument& x) {
     EXPECT_NE(std::string(x.what()).find("\"support\" differs from the one in"), std::string::npos) << x.what();
   }
+}
+
+// A KV-cache case through the exchange (docs/exchange.md "KV caches"): k.bin and v.bin hold the
+// paged cache (NaN in unused slots), k_new.bin and v_new.bin the appended keys; a backend that
+// writes O, LSE in the cache problem's layout and the cache it left passes, one that leaves the
+// cache unwritten or answers with another table's outputs fails.
+TEST(ExchangeKvCache, ACacheCaseRoundTripsAndIsJudged) {
+  Case c;
+  Problem& p = c.problem;
+  p.batch = 3, p.heads_q = 4, p.heads_kv = 2, p.seqlen_q = 2, p.seqlen_k = 64, p.head_dim = 16, p.window_right = 0;
+  p.cache_seqlens = {5, 0, 40}, p.seqlen_new = 2;
+  p.page_size = 16, p.num_pages = 13, p.block_table = page_table(3, 4, 13, 7);
+  c.seed = 4;
+  const fs::path root = scratch("kv_cache");
+  const std::string dir = (root / exchange::write_case(root.string(), c)).string();
+  const Inputs generated = generate_inputs(c.problem, c.dist, c.seed), read = exchange::read_inputs(dir, p);
+  ASSERT_NE(read.cache, nullptr);
+  EXPECT_TRUE(same_bits(read.cache->k, generated.cache->k));
+  EXPECT_TRUE(same_bits(read.cache->k_new, generated.cache->k_new));
+  EXPECT_TRUE(same_bits(read.k, generated.k));  // the logical keys, appended ones included
+  EXPECT_EQ(fs::file_size(fs::path(dir) / "k.bin"), 13u * 16 * 2 * 16 * 2);  // the pool
+  const json::Value meta = json::parse(read_text(fs::path(dir) / "meta.json"));
+  EXPECT_EQ(meta.at("kv_shape"), json::Value::array({13, 16, 2, 16}));
+  EXPECT_EQ(meta.at("new_kv_shape"), json::Value::array({3, 2, 2, 16}));
+  EXPECT_TRUE(meta.at("sdpa_is_causal").is_null());
+  EXPECT_TRUE(meta.at("checksums").contains("k_new"));
+  // The stand-in backend: the naive baseline run as an external one would, on the files' layouts.
+  auto backend = [&](const std::string& name, bool write_cache, const Problem& as) {
+    const Inputs in = exchange::read_inputs(dir, p);
+    HostTensor q = cache_rows_view(p, in.q), k = in.cache->k.contiguous_copy(), v = in.cache->v.contiguous_copy();
+    HostTensor o(p.dtype, p.q_shape()), lse(DType::fp32, p.lse_shape(), 3);
+    const KvAppend append{in.cache->k_new, in.cache->v_new, k, v};
+    find_implementation("naive")->forward(as, ForwardArgs{q, k, v, o, lse, nullptr, as.appends() ? &append : nullptr});
+    const fs::path out = fs::path(dir) / name;
+    fs::create_directories(out);
+    if (write_cache) exchange::write_tensor_file((out / "k_cache.bin").string(), k), exchange::write_tensor_file((out / "v_cache.bin").string(), v);
+    exchange::write_tensor_file((out / "lse.bin").string(), lse);
+    exchange::write_tensor_file((out / "o.bin").string(), o);
+    std::ofstream(out / "info.json") << "{\"support\": " << json::write(json::Value(find_implementation("naive")->declared_support())) << "}";
+  };
+  Problem in_order = p;  // the twin's table: pages in order (the keys of other pages read)
+  in_order.block_table = page_table(3, 4, 13, 0);
+  backend("fake-cache", true, p);
+  backend("fake-cache-unwritten", false, p);
+  backend("fake-pages-in-order", true, in_order);
+  Case judged = c;
+  for (const char* name : {"fake-cache", "fake-cache-unwritten", "fake-pages-in-order"}) {
+    const std::unique_ptr<AttentionImpl> imported = make_imported_attention(root.string(), name);
+    UnderModel as_naive(*imported, ArithmeticModel::naive);
+    const CheckRecord r = run_check(judged, as_naive);
+    if (std::string(name) == "fake-cache") {
+      EXPECT_EQ(r.verdict, Verdict::pass) << to_table(r);
+    } else {
+      EXPECT_EQ(r.verdict, Verdict::fail) << name << "\n" << to_table(r);
+    }
+    if (std::string(name) == "fake-cache-unwritten") {
+      ASSERT_EQ(r.tensors.size(), 3u);
+      EXPECT_EQ(r.tensors[2].name, "KV cache");
+    }
+  }
+  fs::remove_all(root);
 }
 
 }  // namespace
