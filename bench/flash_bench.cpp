@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench/flash_bench_options.h"
+#include "bench/flash_decode_rows.h"
 #include "bench/flash_bench_timing.h"
 #include "core/dtype.h"
 #include "core/json.h"
@@ -318,11 +319,47 @@ json::Value json_row(const Measurement& m, const BenchOptions& options, const Ru
   return row;
 }
 
+// A decode row (bench/flash_decode_rows.h) as JSON: the call's K/V bytes, the bandwidth they imply
+// and the static read counts beside the times.
+json::Value json_decode_row(const DecodeRow& r, const BenchOptions& options, const RunInfo& info) {
+  const bool ok = r.status == "ok";
+  const auto timed = [&](double x) { return ok && std::isfinite(x) ? json::Value(x) : json::Value(nullptr); };
+  json::Value row = json::Value::object();
+  row["tool"] = "bench_flash";
+  row["kernel"] = "fa2";
+  row["direction"] = "decode";
+  row["dtype"] = dtype_text(r.dtype);
+  row["head_dim"] = r.shape.head_dim;
+  row["batch"] = r.shape.batch;
+  row["cache_seqlen"] = r.shape.cache;
+  row["page_size"] = r.shape.page;
+  row["heads_q"] = r.shape.heads_q;
+  row["heads_kv"] = r.shape.heads_kv;
+  row["num_splits"] = r.reads.num_splits;
+  row["group_packed"] = r.reads.group_packed;
+  row["status"] = r.status;
+  row["reason"] = r.reason.empty() ? json::Value(nullptr) : json::Value(r.reason);
+  row["median_ms"] = timed(r.time.median_ms);
+  row["min_ms"] = timed(r.time.min_ms);
+  row["spread_pct"] = timed(r.time.spread_pct);
+  row["kv_bytes"] = static_cast<std::uint64_t>(std::llround(r.shape.kv_bytes()));
+  row["gb_per_s"] = timed(ok ? r.gb_per_s() : 0);
+  row["kv_read_once_fraction"] = r.reads.read_once;
+  row["kv_reads_per_key"] = r.reads.reads_per_key;
+  row["repeats"] = options.repeats;
+  row["warmup"] = options.warmup;
+  row["target"] = target_text(options.target);
+  row["device"] = info.device.name;
+  row["commit"] = info.commit;
+  return row;
+}
+
 // A JSON array, one row per line.
 void write_json(const std::string& path, const std::vector<Measurement>& ms, const BenchOptions& options,
-                const RunInfo& info) {
+                const RunInfo& info, const std::vector<DecodeRow>& decode = {}) {
   json::Value rows = json::Value::array();
   for (const Measurement& m : ms) rows.push_back(json_row(m, options, info));
+  for (const DecodeRow& r : decode) rows.push_back(json_decode_row(r, options, info));
   json::Layout layout;
   layout.indented = true;
   layout.inner = {{"*", json::one_line(json::Digits::g9)}};
@@ -392,7 +429,7 @@ std::vector<BenchCase> planned_cases(const BenchOptions& o, FlashDtype dtype) {
       for (bool causal : o.causal)
         for (const std::string& direction : o.directions)
           for (const std::string& kernel : o.kernels)  // innermost: fa2 and fa1 of a shape side by side
-            cases.push_back({kernel, direction, dtype, bench_shape(n, d, o.tiny), causal});
+            if (direction != "decode") cases.push_back({kernel, direction, dtype, bench_shape(n, d, o.tiny), causal});
   return cases;
 }
 
@@ -403,7 +440,14 @@ std::size_t largest(const BenchOptions& o, std::size_t (BenchShape::*size)() con
   return most;
 }
 
+bool wants_decode(const BenchOptions& o) {
+  return std::count(o.directions.begin(), o.directions.end(), "decode") > 0 &&
+         std::count(o.kernels.begin(), o.kernels.end(), "fa2") > 0;
+}
+
 std::vector<Measurement> run_all(const BenchOptions& options) {
+  if (std::all_of(options.directions.begin(), options.directions.end(), [](const std::string& d) { return d == "decode"; }))
+    return {};
   const std::size_t elements = largest(options, &BenchShape::elements);
   BenchBuffers buffers(options.target, elements, largest(options, &BenchShape::rows));
   std::vector<Measurement> done;
@@ -434,9 +478,11 @@ std::vector<Measurement> planned_measurements(const BenchOptions& options) {
 int dry_run(const BenchOptions& options) {
   const RunInfo info{{"none (dry run)", "n/a", "n/a"}, source_commit()};
   const std::vector<Measurement> ms = planned_measurements(options);
-  if (!options.json_path.empty()) write_json(options.json_path, ms, options, info);
+  const std::vector<DecodeRow> decode = wants_decode(options) ? run_decode_rows(options, {}, true) : std::vector<DecodeRow>{};
+  if (!options.json_path.empty()) write_json(options.json_path, ms, options, info, decode);
   print_notes(ms);
-  print_table(ms);
+  if (!ms.empty()) print_table(ms);
+  if (!decode.empty()) print_decode_table(decode);
   return 0;
 }
 
@@ -447,10 +493,17 @@ int run(const BenchOptions& options) {
   const RunInfo info{describe_target(options.target), source_commit()};
   print_header(options, info);
   const std::vector<Measurement> ms = run_all(options);
-  if (!options.json_path.empty()) write_json(options.json_path, ms, options, info);
+  std::vector<DecodeRow> decode;
+  if (wants_decode(options))
+    decode = run_decode_rows(options, [&](const std::function<void()>& call) { return timed_runs(call, options); }, false);
+  if (!options.json_path.empty()) write_json(options.json_path, ms, options, info, decode);
   print_notes(ms);
-  print_table(ms);
-  const bool any_failed = std::any_of(ms.begin(), ms.end(), [](const Measurement& m) { return m.status == "failed"; });
+  if (!ms.empty()) print_table(ms);
+  if (!decode.empty()) print_decode_table(decode);
+  for (const DecodeRow& r : decode)
+    if (r.status == "failed") std::printf("FAILED    decode batch %d cache %d page %d: %s\n", r.shape.batch, r.shape.cache, r.shape.page, r.reason.c_str());
+  const bool any_failed = std::any_of(ms.begin(), ms.end(), [](const Measurement& m) { return m.status == "failed"; }) ||
+                          std::any_of(decode.begin(), decode.end(), [](const DecodeRow& r) { return r.status == "failed"; });
   return any_failed ? 1 : 0;
 }
 

@@ -32,6 +32,8 @@ struct BenchOptions {
   std::uint64_t seed = 20250609;
   std::string json_path;
   bool dry_run = false;  // list the planned rows with their shapes and FLOPs; run nothing
+  // The decode rows' batches and cache lengths (bench/flash_decode_rows.h); empty: its grid.
+  std::vector<int> decode_batches, decode_caches;
 };
 
 namespace options_detail {
@@ -77,7 +79,9 @@ inline BenchOptions parse_bench_options(int argc, char** argv) {
       ->check(CLI::IsMember({"gpu", "emulated"}))
       ->capture_default_str();
   add_list<std::string>(app, "--kernels", o.kernels, "kernels to time", name_item({"fa2", "fa1"}));
-  add_list<std::string>(app, "--directions", o.directions, "forward and/or backward", name_item({"fwd", "bwd"}));
+  add_list<std::string>(app, "--directions", o.directions,
+                        "forward and/or backward; decode: FA2's KV-cache rows (bench/flash_decode_rows.h)",
+                        name_item({"fwd", "bwd", "decode"}));
   add_list<kernels::FlashDtype>(app, "--dtypes", o.dtypes, "input types", dtype_item)->default_str("fp16,bf16");
   add_list<int>(app, "--head-dims", o.head_dims, "multiples of 8 up to 256", head_dim_item);
   add_list<int>(app, "--seqlens", o.seqlens, "at most 16384 (--tiny: 64,128, free)", integer_item(1, 1 << 20));
@@ -90,6 +94,14 @@ inline BenchOptions parse_bench_options(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed calls first (emulated: default 1)")
       ->check(integer_in(0, 100000))
       ->capture_default_str();
+  add_list<int>(app, "--decode-batches", o.decode_batches, "decode rows' batches (default 1,4,16,64)", integer_item(1, 1024));
+  add_list<int>(app, "--decode-caches", o.decode_caches, "decode rows' cache lengths, multiples of 256 (default 1k to 128k)",
+                [](const std::string& text, std::string& why) -> std::optional<int> {
+                  const std::optional<int> n = integer_in_range(text, 256, 1 << 22);
+                  if (!n) why = not_an_integer_in(text, 256, 1 << 22);
+                  else if (*n % 256 != 0) why = "cache length " + text + " is not a multiple of 256";
+                  return n && *n % 256 == 0 ? n : std::nullopt;
+                });
   app.add_flag("--tiny", o.tiny, "batch 1, 2 heads, seqlens 64,128 unless --seqlens is given");
   app.add_option("--fa1-query-splits", o.fa1_query_splits, "fa1_forward's query_splits (0 = automatic)")
       ->check(integer_in(0, 65535))

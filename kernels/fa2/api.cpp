@@ -8,7 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/algo/block_ranges.h"
 #include "kernels/algo/paged_kv.h"
+#include "kernels/algo/split_kv.h"
 #include "kernels/algo/tile_configs.h"
 #include "kernels/fa2/params.h"
 #include "kernels/flash/targets.h"
@@ -32,14 +34,65 @@ std::string fa2_backward_error(FlashTarget target, const FlashBackwardTensors& t
   return flash_backward_error(flash_limits(KernelFamily::fa2), target, t, options);
 }
 
+namespace {
+// The decode tile of a head dim (decode_kernel.h, Fa2DecodeTraitsFor): 64 rows, 128 keys up to
+// bucket 64 and 64 above.
+struct DecodeTile {
+  int block_m, block_n;
+};
+DecodeTile decode_tile(int head_dim) {
+  return {64, algo::head_dim_bucket(KernelFamily::fa2, head_dim) <= 64 ? 128 : 64};
+}
+// FlashAttention-2's GQA packing for decoding (fa2_decode below): one query row, no left window edge.
+bool packs_group(int heads_q, int heads_kv, int seqlen_q, int window_left) {
+  return seqlen_q == 1 && window_left < 0 && heads_q / heads_kv > 1;
+}
+}  // namespace
+
 int fa2_decode_splits(int batch, int heads_q, int seqlen_q, int head_dim, std::span<const std::int32_t> cache_seqlens,
                       int capacity) {
-  const int bucket = algo::head_dim_bucket(KernelFamily::fa2, head_dim);
-  const int block_m = 64, block_n = bucket <= 64 ? 128 : 64;  // decode_kernel.h, Fa2DecodeTraitsFor
+  const auto [block_m, block_n] = decode_tile(head_dim);
   int longest = cache_seqlens.empty() ? capacity : 0;
   for (const std::int32_t used : cache_seqlens) longest = std::max(longest, static_cast<int>(used));
   const long long blocks = static_cast<long long>((seqlen_q + block_m - 1) / block_m) * batch * heads_q;
   return algo::decode_split_heuristic(blocks, (longest + block_n - 1) / block_n, kFa2DecodeSms, 128);
+}
+
+Fa2DecodeReads fa2_decode_reads(int heads_q, int heads_kv, int seqlen_q, int head_dim, int window_left, int window_right,
+                                std::span<const std::int32_t> used_lengths, int num_splits) {
+  Fa2DecodeReads r;
+  const auto [block_m, block_n] = decode_tile(head_dim);
+  // The launch's shape after the packing: a group's heads as the rows of one unmasked block.
+  r.group_packed = packs_group(heads_q, heads_kv, seqlen_q, window_left);
+  const int group = heads_q / heads_kv;
+  const int rows = r.group_packed ? group : seqlen_q, heads_per_kv = r.group_packed ? 1 : group;
+  if (r.group_packed) window_right = -1;
+  const int batch = static_cast<int>(used_lengths.size());
+  int longest = 0;
+  for (const std::int32_t n : used_lengths) longest = std::max(longest, static_cast<int>(n));
+  r.num_splits = num_splits > 0 ? num_splits
+                                : fa2_decode_splits(batch, heads_kv * heads_per_kv, rows, head_dim, used_lengths, longest);
+  double once = 0, never = 0, reads = 0, keys = 0;
+  for (const std::int32_t used : used_lengths) {  // the same for every KV head of a sequence
+    const algo::TileGeometry<int> g{block_m, block_n, rows, used, {used - rows, window_left, window_right}};
+    const int key_blocks = algo::ceil_div(used, block_n);
+    std::vector<int> count(static_cast<std::size_t>(key_blocks) + 1, 0);  // a difference array
+    for (int m = 0; m < algo::ceil_div(rows, block_m); ++m)
+      for (int split = 0; split < r.num_splits; ++split) {
+        const algo::BlockRange<int> mine = algo::split_share(algo::key_blocks_for_query_block(g, m),
+                                                             algo::split_key_blocks(key_blocks, r.num_splits, split));
+        if (mine.end <= mine.begin) continue;
+        count[static_cast<std::size_t>(mine.begin)] += heads_per_kv;
+        count[static_cast<std::size_t>(mine.end)] -= heads_per_kv;
+      }
+    for (int kb = 0, c = 0; kb < key_blocks; ++kb) {
+      c += count[static_cast<std::size_t>(kb)];
+      const double n = std::min(block_n, used - kb * block_n);
+      keys += n, reads += n * c, once += c == 1 ? n : 0, never += c == 0 ? n : 0;
+    }
+  }
+  if (keys > 0) r.read_once = once / keys, r.never_read = never / keys, r.reads_per_key = reads / keys;
+  return r;
 }
 
 namespace {
@@ -84,7 +137,7 @@ void fa2_decode(FlashTarget target, FlashDtype dtype, const FlashForwardTensors&
   // the row stride; LSE's index (b * heads_q + h) * 1 is the packed shape's (b * heads_kv + kv)
   // * group + r.
   if (const int group = p.shape.heads_q / p.shape.heads_kv;
-      p.shape.seqlen_q == 1 && p.shape.window_left < 0 && group > 1) {
+      packs_group(p.shape.heads_q, p.shape.heads_kv, p.shape.seqlen_q, p.shape.window_left)) {
     p.shape.seqlen_q = group;
     p.shape.heads_q = p.shape.heads_kv;
     p.shape.window_right = -1;

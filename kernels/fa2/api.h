@@ -34,4 +34,18 @@ inline constexpr int kFa2DecodeSms = 132;
 int fa2_decode_splits(int batch, int heads_q, int seqlen_q, int head_dim, std::span<const std::int32_t> cache_seqlens,
                       int capacity);
 
+// How a decode launch reads K and V, counted statically from the ranges its thread blocks visit
+// (the kernel's own split_share / key_blocks_for_query_block / split_key_blocks, after the GQA
+// packing fa2_forward applies): over every sequence's used keys of every KV head, the fraction that
+// exactly one thread block reads, the fraction no block reads (seen by no row), and the mean number
+// of reads per used key. Decoding is bound by memory: 1 read per key is the floor. used_lengths:
+// one per sequence (the lengths after any append); num_splits 0: the heuristic's.
+struct Fa2DecodeReads {
+  int num_splits = 0;
+  bool group_packed = false;
+  double read_once = 0, never_read = 0, reads_per_key = 0;
+};
+Fa2DecodeReads fa2_decode_reads(int heads_q, int heads_kv, int seqlen_q, int head_dim, int window_left, int window_right,
+                                std::span<const std::int32_t> used_lengths, int num_splits);
+
 }  // namespace flashproof::kernels

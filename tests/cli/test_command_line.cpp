@@ -68,7 +68,7 @@ const std::map<std::string, std::string>& good_values() {
       {"--minutes", "2"}, {"--shard", "1/2"}, {"--shard-count", "2"}, {"--jobs", "2"}, {"--case-timeout", "60"},
       {"--masks", "none"}, {"--support", "support.json"}, {"--cu-seqlens-q", "0,3,10"}, {"--cu-seqlens-k", "0,5,12"},
       {"--softcap", "30"}, {"--alibi-slopes", "standard"}, {"--cache-seqlens", "5"}, {"--page-size", "16"},
-      {"--num-pages", "8"}, {"--block-table", "shuffled:3"}, {"--num-splits", "2"}};
+      {"--num-pages", "8"}, {"--block-table", "shuffled:3"}, {"--num-splits", "2"}, {"--seqlen-new", "1"}};
   return values;
 }
 
@@ -91,7 +91,7 @@ std::vector<std::string> required_besides(const std::string& verb, const std::st
   if (option == "--cu-seqlens-k") args.insert(args.end(), {"--cu-seqlens-q", "0,3,10"});
   // A page pool and its table need pages; a split count needs a KV cache.
   if (option == "--num-pages" || option == "--block-table") args.insert(args.end(), {"--page-size", "16"});
-  if (option == "--num-splits") args.insert(args.end(), {"--cache-seqlens", "5"});
+  if (option == "--num-splits" || option == "--seqlen-new") args.insert(args.end(), {"--cache-seqlens", "5"});
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == option) args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
   return args;

@@ -82,6 +82,26 @@ TEST(Fa2DecodeSplits, TheHeuristicSplitsSmallGridsAndNotFullOnes) {
 // With one query row and no left window edge the query heads of a KV head run as the rows of one
 // block (api.cpp, FlashAttention-2's GQA packing); a left edge past every key (the same attention)
 // keeps them apart. Both must agree bit for bit, with one split and with several.
+// The static read count of bench_flash's decode rows: with one query token the packed group reads
+// each used key once whatever the split count; unpacked (4 query rows), each of a group's 4 heads
+// reads it; a local window leaves keys no row sees unread.
+TEST(Fa2DecodeReads, CountsTheReadsOfTheKernelsRanges) {
+  const std::vector<std::int32_t> used{4096, 1000, 0};
+  for (int splits : {0, 1, 7}) {
+    const kernels::Fa2DecodeReads packed = kernels::fa2_decode_reads(32, 8, 1, 128, -1, -1, used, splits);
+    EXPECT_TRUE(packed.group_packed);
+    EXPECT_DOUBLE_EQ(packed.read_once, 1.0);
+    EXPECT_DOUBLE_EQ(packed.reads_per_key, 1.0);
+  }
+  const kernels::Fa2DecodeReads unpacked = kernels::fa2_decode_reads(32, 8, 4, 128, -1, 0, used, 3);
+  EXPECT_FALSE(unpacked.group_packed);
+  EXPECT_DOUBLE_EQ(unpacked.read_once, 0.0);
+  EXPECT_DOUBLE_EQ(unpacked.reads_per_key, 4.0);
+  const kernels::Fa2DecodeReads local = kernels::fa2_decode_reads(8, 8, 1, 64, 100, 0, used, 2);
+  EXPECT_GT(local.never_read, 0.9);  // 101 keys of 5096 seen
+  EXPECT_NEAR(local.read_once + local.never_read, 1.0, 1e-12);
+}
+
 TEST(Fa2DecodeGqaPacking, PackedHeadsAreBitwiseTheUnpackedOnes) {
   for (DecodeCase c : {decode_cases()[1], decode_cases()[2], decode_cases()[0]}) {
     c.heads_q = 8, c.heads_kv = 2;  // groups of 4
