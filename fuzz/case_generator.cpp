@@ -337,7 +337,7 @@ constexpr Kind kDecodeKinds[] = {{"decode-paged", 4}, {"decode-contiguous", 2}, 
 
 std::int64_t cache_length(Rng& r, std::int64_t capacity, std::int64_t page) {
   switch (r.below(6)) {
-    case 0: return r.below(2) == 0 ? 0 : 1;
+    case 0: return std::min<std::int64_t>(capacity, r.below(2) == 0 ? 0 : 1);  // capacity 0: all appended
     case 1: return std::min(capacity, page * pick(r, 1, std::max<std::int64_t>(1, capacity / page)) + pick(r, -1, 1));
     case 2: return std::min(capacity, 64 * pick(r, 1, std::max<std::int64_t>(1, capacity / 64)) + pick(r, -1, 1));
     case 3: return capacity;

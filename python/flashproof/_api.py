@@ -25,10 +25,15 @@ def _make_runner(forward, backward, tensors, device, label):
     def run(direction, params_dict, inputs):
         params = Params._from_dict(params_dict)
         dtype = params.dtype
+        appended = {}
         if direction == "forward":
             specs = [("q", dtype, params.q_shape), ("k", dtype, params.kv_shape), ("v", dtype, params.kv_shape)]
             outputs = [("o", dtype, params.q_shape), ("lse", "fp32", params.lse_shape)]
             function = forward
+            if params.seqlen_new > 0:  # appended keys: passed by keyword, the cache read back after
+                appended = {name: _arrays.to_user(_arrays.bits_array(data, dtype, params.new_kv_shape), dtype, tensors,
+                                                  device)
+                            for name, data in zip(("k_new", "v_new"), inputs[3:5])}
         else:
             specs = [("q", dtype, params.q_shape), ("k", dtype, params.kv_shape), ("v", dtype, params.kv_shape),
                      ("o", dtype, params.q_shape), ("lse", "fp32", params.lse_shape), ("dout", dtype, params.q_shape)]
@@ -37,7 +42,7 @@ def _make_runner(forward, backward, tensors, device, label):
         arrays = [_arrays.to_user(_arrays.bits_array(data, t, shape), t, tensors, device)
                   for data, (_, t, shape) in zip(inputs, specs)]
         try:
-            result = function(*arrays, params)
+            result = function(*arrays, params, **appended)
         except Unsupported:  # a refusal, not an error of the callable: unsupported, never a crash
             raise
         except Exception as e:
@@ -47,8 +52,12 @@ def _make_runner(forward, backward, tensors, device, label):
             raise TypeError(f"{label} {direction} returned {type(result).__name__}"
                             f"{' of length ' + str(len(result)) if isinstance(result, (tuple, list)) else ''}, "
                             f"expected a tuple ({names})")
-        return tuple(_arrays.output_bytes(value, t, shape, f"{label} {direction}'s {name}")
-                     for value, (name, t, shape) in zip(result, outputs))
+        returned = tuple(_arrays.output_bytes(value, t, shape, f"{label} {direction}'s {name}")
+                         for value, (name, t, shape) in zip(result, outputs))
+        if appended:  # the cache as the callable left it (written in place)
+            returned += tuple(_arrays.output_bytes(array, dtype, params.kv_shape, f"{label} forward's {name} cache")
+                              for array, name in zip(arrays[1:3], ("k", "v")))
+        return returned
 
     return run
 

@@ -51,6 +51,9 @@ def _offsets(name, value):
 
 
 def _tensor_shapes(case):
+    if case.kv_cache:  # judged in the logical layout: the packed batch of its sequences (forward only)
+        return {"o": (1, case.batch * case.seqlen_q, case.heads_q, case.head_dim),
+                "lse": (1, case.heads_q, case.batch * case.seqlen_q)}
     return {"o": case.q_shape, "lse": case.lse_shape, "dq": case.q_shape, "dk": case.kv_shape, "dv": case.kv_shape}
 
 
@@ -121,13 +124,26 @@ class Case(ProblemShapes):
     softcap (a number > 0) and alibi_slopes (one per query head, or "standard" for the models'
     2^(-8 h / heads)): FlashAttention-2's soft cap and ALiBi (docs/spec.md "Soft cap and ALiBi"),
     fp32 values (rounded to fp32 when given). Bad values raise ValueError with one line.
+
+    cache_seqlens, page_size, num_pages, block_table, num_splits, seqlen_new: a KV cache
+    (docs/spec.md "KV caches"; forward only; Params documents the layout): each sequence's stored
+    keys of the seqlen_k it holds (batch defaults to their count), pages of page_size keys (a multiple
+    of 16 up to 256; num_pages defaults to one per table entry, block_table to those pages in order),
+    a split count asked of a split-KV kernel, and keys appended before attending. Its reference and
+    bounds are in the logical layout: o [1, batch * seqlen_q, heads_q, head_dim], lse
+    [1, heads_q, batch * seqlen_q] (sequence b's rows b * seqlen_q ...).
     """
 
-    def __init__(self, seqlen_q=None, seqlen_k=None, head_dim=64, batch=1, heads_q=1, heads_kv=None, dtype="fp16",
+    def __init__(self, seqlen_q=None, seqlen_k=None, head_dim=64, batch=None, heads_q=1, heads_kv=None, dtype="fp16",
                  causal=False, window=None, scale=None, distribution="normal", seed=0, backward=False,
-                 cu_seqlens_q=None, cu_seqlens_k=None, softcap=None, alibi_slopes=None):
+                 cu_seqlens_q=None, cu_seqlens_k=None, softcap=None, alibi_slopes=None, cache_seqlens=None,
+                 page_size=0, num_pages=None, block_table=None, num_splits=0, seqlen_new=0):
         cu_q = _offsets("cu_seqlens_q", cu_seqlens_q)
         cu_k = _offsets("cu_seqlens_k", cu_seqlens_k)
+        lengths = _offsets("cache_seqlens", cache_seqlens)
+        table = _offsets("block_table", block_table)
+        if batch is None:
+            batch = len(lengths) if lengths else 1
         # A packed batch's lengths are its totals; a mismatch given explicitly is left to the
         # problem's own validation, which names both numbers.
         if seqlen_q is None:
@@ -171,7 +187,10 @@ class Case(ProblemShapes):
             batch=_integer("batch", batch), heads_q=heads_q, heads_kv=heads_kv, seqlen_q=seqlen_q, seqlen_k=seqlen_k,
             head_dim=_integer("head_dim", head_dim), dtype=dtype, window_left=left, window_right=right, scale=scale,
             distribution=distribution, seed=_integer("seed", seed, high=_UINT64_MAX), backward=bool(backward),
-            cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, softcap=softcap, alibi_slopes=alibi_slopes)
+            cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, softcap=softcap, alibi_slopes=alibi_slopes, cache_seqlens=lengths,
+            page_size=_integer("page_size", page_size, low=0),
+            num_pages=None if num_pages is None else _integer("num_pages", num_pages, low=0), block_table=table,
+            num_splits=_integer("num_splits", num_splits, low=0), seqlen_new=_integer("seqlen_new", seqlen_new, low=0))
 
     @classmethod
     def _wrap(cls, box):
@@ -181,7 +200,8 @@ class Case(ProblemShapes):
 
     def __getattr__(self, name):
         if name in ("batch", "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "head_dim", "dtype", "scale", "softmax_scale",
-                    "distribution", "seed", "backward", "kind", "note", "property", "impl", "fitted"):
+                    "distribution", "seed", "backward", "kind", "note", "property", "impl", "fitted", "page_size",
+                    "num_pages", "num_splits", "seqlen_new"):
             return getattr(self._box, name)
         raise AttributeError(name)
 
@@ -209,6 +229,16 @@ class Case(ProblemShapes):
         """ALiBi's slopes (a tuple, one per query head), None without ALiBi."""
         return tuple(self._box.alibi_slopes) or None
 
+    @property
+    def cache_seqlens(self):
+        """A KV cache's stored lengths (a tuple), None without."""
+        return tuple(self._box.cache_seqlens) or None
+
+    @property
+    def block_table(self):
+        """A paged cache's block table (a tuple), None without pages."""
+        return tuple(self._box.block_table) or None
+
     def describe(self):
         """One line, e.g. "fp16 b=1 hq=2 hkv=1 sq=5 sk=7 d=64 causal normal seed 3 backward"."""
         text = f"{self._box.describe()} {self.distribution} seed {self.seed}"
@@ -225,7 +255,8 @@ class Case(ProblemShapes):
         return Case._wrap(self._box.with_backward(bool(backward)))
 
     def inputs(self, format="numpy", device=None):
-        """q, k, v, dout exactly as `check` feeds a kernel, in the problem's layout [b, s, h, d].
+        """q, k, v, dout exactly as `check` feeds a kernel, in the problem's layout [b, s, h, d]
+        (a KV cache: k and v the cache, and k_new, v_new when it appends).
 
         format: "numpy" (float16, bf16 as ml_dtypes.bfloat16 or else uint16 bit patterns, float32),
         "torch" (torch.float16/bfloat16/float32, on device when given), "float32" (exact float32
@@ -233,6 +264,8 @@ class Case(ProblemShapes):
         """
         raw = _core.inputs(self._box)
         shapes = {"q": self.q_shape, "k": self.kv_shape, "v": self.kv_shape, "dout": self.q_shape}
+        if self.seqlen_new > 0:  # a KV cache's appended keys (k and v are then the cache before them)
+            shapes.update(k_new=self.new_kv_shape, v_new=self.new_kv_shape)
         out = {}
         for name, shape in shapes.items():
             bits = _arrays.bits_array(raw[name], self.dtype, shape)

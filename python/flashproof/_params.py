@@ -19,8 +19,21 @@ class ProblemShapes:
         return (self.batch, self.seqlen_q, self.heads_q, self.head_dim)
 
     @property
+    def kv_cache(self):
+        """A KV cache (cache_seqlens or pages given), docs/spec.md "KV caches"."""
+        return self.cache_seqlens is not None or self.page_size > 0
+
+    @property
     def kv_shape(self):
+        """K and V as the callable receives them: a paged cache's pool, else [b, sk, hkv, d]."""
+        if self.page_size > 0:
+            return (self.num_pages, self.page_size, self.heads_kv, self.head_dim)
         return (self.batch, self.seqlen_k, self.heads_kv, self.head_dim)
+
+    @property
+    def new_kv_shape(self):
+        """The appended keys' and values' shape (seqlen_new > 0)."""
+        return (self.batch, self.seqlen_new, self.heads_kv, self.head_dim)
 
     @property
     def lse_shape(self):
@@ -55,6 +68,19 @@ class Params(ProblemShapes):
     alibi_slopes[h] * |i + mask_offset - j| (when alibi_slopes is not None; per sequence in a packed
     batch), before the mask and the softmax. A callable is handed them only when it declares
     flashproof.Support(softcap=True) or Support(alibi=True).
+
+    cache_seqlens, page_size, num_pages, block_table, num_splits, seqlen_new: a KV cache (docs/spec.md
+    "KV caches"; forward only, FlashAttention-2's flash_attn_with_kvcache). k and v are the cache:
+    [batch, seqlen_k, heads_kv, head_dim], or with page_size > 0 the pool [num_pages, page_size,
+    heads_kv, head_dim] and block_table (a tuple of batch * seqlen_k // page_size page indices,
+    row-major) mapping sequence b's key j to page block_table[b * (seqlen_k // page_size) + j //
+    page_size], slot j % page_size. Sequence b attends over its first cache_seqlens[b] keys (None:
+    all seqlen_k) plus seqlen_new appended ones, its query rows aligned to their end; every other
+    slot holds NaN. With seqlen_new > 0 the forward is called with keyword arguments k_new and v_new
+    ([batch, seqlen_new, heads_kv, head_dim]) and must write them into k and v in place at slots
+    cache_seqlens[b] .. + seqlen_new - 1 before attending (the check compares the cache it leaves).
+    num_splits: a split count asked of a split-KV kernel (0: its choice). Handed over only when the
+    callable declares flashproof.Support(kv_cache=True) (paged=True, kv_append=True likewise).
     """
 
     batch: int
@@ -71,6 +97,12 @@ class Params(ProblemShapes):
     cu_seqlens_k: object = None
     softcap: object = None       # float or None (no cap)
     alibi_slopes: object = None  # tuple of floats, one per query head, or None (no ALiBi)
+    cache_seqlens: object = None  # tuple of ints or None (no KV cache, or every key used)
+    page_size: int = 0
+    num_pages: int = 0
+    block_table: object = None    # tuple of ints or None (contiguous)
+    num_splits: int = 0
+    seqlen_new: int = 0
 
     @property
     def mask_offset(self):
@@ -86,7 +118,9 @@ class Params(ProblemShapes):
         return cls(d["batch"], d["heads_q"], d["heads_kv"], d["seqlen_q"], d["seqlen_k"], d["head_dim"],
                    d["dtype"], d["softmax_scale"], d["scale"], (d["window_left"], d["window_right"]),
                    _offsets(d.get("cu_seqlens_q")), _offsets(d.get("cu_seqlens_k")), d.get("softcap"),
-                   _offsets(d.get("alibi_slopes")))
+                   _offsets(d.get("alibi_slopes")), _offsets(d.get("cache_seqlens")), d.get("page_size", 0),
+                   d.get("num_pages", 0), _offsets(d.get("block_table")), d.get("num_splits", 0),
+                   d.get("seqlen_new", 0))
 
 
 def _offsets(value):

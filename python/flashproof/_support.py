@@ -28,7 +28,9 @@ class Support:
     longest lengths, and check() refuses a packed case. softcap, alibi: True when the kernel takes
     a soft cap or ALiBi slopes (Params.softcap, Params.alibi_slopes; docs/spec.md "Soft cap and
     ALiBi"); off by default likewise: a generated case's cap or slopes are dropped, and check()
-    refuses a case with them.
+    refuses a case with them. kv_cache, paged, kv_append: True when the kernel reads a KV cache
+    (Params.cache_seqlens, forward only), a paged one (Params.page_size, block_table) and appends
+    new keys to it (Params.seqlen_new; docs/spec.md "KV caches"); off by default likewise.
 
     Generated problems (generate_case, testing.cases, fuzz, properties.run) are fitted into it
     (lengths rounded down to the multiple, the head dim moved to a declared one, the mask to a
@@ -39,7 +41,7 @@ class Support:
     def __init__(self, *, dtypes=None, head_dims=None, max_head_dim=None, masks=_MASKS,
                  mask_alignment="bottom-right", gqa=True, backward=True, seqlen_multiple=1,
                  seqlen_free_up_to=0, max_seqlen_q=None, max_seqlen_k=None, packed=False, softcap=False,
-                 alibi=False):
+                 alibi=False, kv_cache=False, paged=False, kv_append=False):
         record = {}
         if dtypes is not None:
             record["dtypes"] = [dtypes] if isinstance(dtypes, str) else list(dtypes)
@@ -60,6 +62,9 @@ class Support:
         record["packed"] = packed
         record["softcap"] = softcap
         record["alibi"] = alibi
+        record["kv_cache"] = kv_cache
+        record["paged"] = paged
+        record["kv_append"] = kv_append
         self._json = json.dumps(record)
         from . import _core
         self._text = _core.describe_support(self._json)  # validates: ValueError with one line

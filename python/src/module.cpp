@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "cli/entry.h"
+#include "core/kv_cache.h"
 #include "fuzz/campaign.h"
 #include "harness/case_cost.h"
 #include "harness/case_file.h"
@@ -61,9 +62,20 @@ CaseBox make_case(std::int64_t batch, std::int64_t heads_q, std::int64_t heads_k
                   std::int64_t window_right, std::optional<double> scale, const std::string& distribution,
                   std::uint64_t seed, bool backward, const std::vector<std::int64_t>& cu_seqlens_q,
                   const std::vector<std::int64_t>& cu_seqlens_k, std::optional<double> softcap,
-                  const std::vector<double>& alibi_slopes) {
+                  const std::vector<double>& alibi_slopes, const std::vector<std::int64_t>& cache_seqlens,
+                  std::int64_t page_size, std::optional<std::int64_t> num_pages, const std::vector<std::int64_t>& block_table,
+                  std::int64_t num_splits, std::int64_t seqlen_new) {
   CaseBox box;
   Problem& p = box.c.problem;
+  // A KV cache (docs/spec.md "KV caches"): pages default to one per table entry, in order.
+  p.cache_seqlens = cache_seqlens, p.page_size = page_size, p.num_splits = num_splits, p.seqlen_new = seqlen_new;
+  p.block_table = block_table;
+  if (page_size > 0 && seqlen_k > 0 && seqlen_k % page_size == 0 && batch > 0 && batch <= Problem::max_elements / seqlen_k) {
+    p.num_pages = num_pages.value_or(batch * (seqlen_k / page_size));
+    if (block_table.empty() && p.num_pages > 0) p.block_table = page_table(batch, seqlen_k / page_size, p.num_pages, 0);
+  } else if (num_pages) {
+    p.num_pages = *num_pages;  // validate() names what is wrong
+  }
   p.batch = batch, p.heads_q = heads_q, p.heads_kv = heads_kv, p.seqlen_q = seqlen_q, p.seqlen_k = seqlen_k;
   // A packed batch (docs/spec.md "Packed batches"); validate() below gives bad offsets' one line.
   p.cu_seqlens_q = cu_seqlens_q, p.cu_seqlens_k = cu_seqlens_k;
@@ -151,9 +163,6 @@ CaseBox generate(std::uint64_t seed, std::uint64_t index, const std::vector<std:
 
 CaseBox read_case(const std::string& path) {
   CaseFile cf = read_case_file(path);
-  if (cf.c.problem.kv_cache())  // its tensors' shapes are not Case's (docs/spec.md "KV caches")
-    throw std::invalid_argument(path + " holds a KV-cache case, which the Python package does not take yet; "
-                                "check it with `flashproof replay`");
   return CaseBox{cf.c, {}, cf.options, cf.note, cf.property};
 }
 
@@ -161,10 +170,16 @@ nb::bytes doubles(const std::vector<double>& v) {
   return nb::bytes(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(double));
 }
 
+// A KV-cache case's K and V are its cache (NaN in unused slots) and its appended keys come apart,
+// as check hands them to an implementation; Q and dO's bytes are the same in either layout.
 nb::dict inputs_of(const CaseBox& box) {
   const Inputs in = generate_inputs(box.c.problem, box.c.dist, box.c.seed);
   nb::dict d;
-  const std::pair<const char*, const HostTensor*> tensors[] = {{"q", &in.q}, {"k", &in.k}, {"v", &in.v}, {"dout", &in.dout}};
+  std::vector<std::pair<const char*, const HostTensor*>> tensors = {{"q", &in.q}, {"k", &in.k}, {"v", &in.v}, {"dout", &in.dout}};
+  if (in.cache) {
+    tensors[1].second = &in.cache->k, tensors[2].second = &in.cache->v;
+    if (box.c.problem.appends()) tensors.insert(tensors.end(), {{"k_new", &in.cache->k_new}, {"v_new", &in.cache->v_new}});
+  }
   for (const auto& [name, t] : tensors) {
     const std::size_t width = static_cast<std::size_t>(dtype_bytes(t->dtype()));
     std::string buffer(static_cast<std::size_t>(t->numel()) * width, '\0');
@@ -421,6 +436,13 @@ NB_MODULE(_core, m) {
       .def_prop_ro("alibi_slopes", [](const CaseBox& b) {
         return std::vector<double>(b.c.problem.alibi_slopes.begin(), b.c.problem.alibi_slopes.end());
       })
+      // A KV cache's fields (empty lists and zeros without one).
+      .def_prop_ro("cache_seqlens", [](const CaseBox& b) { return b.c.problem.cache_seqlens; })
+      .def_prop_ro("page_size", [](const CaseBox& b) { return b.c.problem.page_size; })
+      .def_prop_ro("num_pages", [](const CaseBox& b) { return b.c.problem.num_pages; })
+      .def_prop_ro("block_table", [](const CaseBox& b) { return b.c.problem.block_table; })
+      .def_prop_ro("num_splits", [](const CaseBox& b) { return b.c.problem.num_splits; })
+      .def_prop_ro("seqlen_new", [](const CaseBox& b) { return b.c.problem.seqlen_new; })
       .def("describe", [](const CaseBox& b) { return b.c.problem.describe(); })
       .def("to_json", [](const CaseBox& b, const std::string& note) { return case_to_json(b.c, b.options, note, b.property); },
            "note"_a = "")
@@ -438,7 +460,9 @@ NB_MODULE(_core, m) {
   m.def("make_case", &make_case, "batch"_a, "heads_q"_a, "heads_kv"_a, "seqlen_q"_a, "seqlen_k"_a, "head_dim"_a,
         "dtype"_a, "window_left"_a, "window_right"_a, "scale"_a.none(), "distribution"_a, "seed"_a, "backward"_a,
         "cu_seqlens_q"_a = std::vector<std::int64_t>{}, "cu_seqlens_k"_a = std::vector<std::int64_t>{},
-        "softcap"_a.none() = nb::none(), "alibi_slopes"_a = std::vector<double>{});
+        "softcap"_a.none() = nb::none(), "alibi_slopes"_a = std::vector<double>{},
+        "cache_seqlens"_a = std::vector<std::int64_t>{}, "page_size"_a = 0, "num_pages"_a.none() = nb::none(),
+        "block_table"_a = std::vector<std::int64_t>{}, "num_splits"_a = 0, "seqlen_new"_a = 0);
   m.def("standard_alibi_slopes", [](std::int64_t heads) {
     if (heads < 1 || heads > 65535) throw std::invalid_argument("heads must be in [1, 65535]");
     const std::vector<float> s = standard_alibi_slopes(heads);

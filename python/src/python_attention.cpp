@@ -134,10 +134,18 @@ nb::object PythonAttention::call_runner(const char* direction, const Problem& p,
 
 void PythonAttention::forward(const Problem& p, const ForwardArgs& a) {
   nb::gil_scoped_acquire gil;
+  // Appended keys (a KV cache): the new keys after the cache, and the cache the callable left back.
   const nb::object out = call_runner(
-      "forward", p, nb::make_tuple(tensor_bytes(a.q), tensor_bytes(a.k), tensor_bytes(a.v)));
+      "forward", p,
+      a.append != nullptr ? nb::make_tuple(tensor_bytes(a.q), tensor_bytes(a.k), tensor_bytes(a.v),
+                                           tensor_bytes(a.append->k_new), tensor_bytes(a.append->v_new))
+                          : nb::make_tuple(tensor_bytes(a.q), tensor_bytes(a.k), tensor_bytes(a.v)));
   write_bytes(a.o, out[0], "o");
   write_bytes(a.lse, out[1], "lse");
+  if (a.append != nullptr) {
+    write_bytes(a.append->k_cache, out[2], "k cache");
+    write_bytes(a.append->v_cache, out[3], "v cache");
+  }
 }
 
 void PythonAttention::backward(const Problem& p, const BackwardArgs& a) {

@@ -719,8 +719,9 @@ TEST(CaseGenerator, TheDecodeProfileDrawsKvCaches) {
   g.max_seqlen = 300;
   std::set<std::string> kinds;
   bool empty = false, one = false, page_edge = false, full = false, shared = false, spare = false, shuffled = false,
-       contiguous = false, forced = false, heuristic = false, non_power_page = false;
-  for (std::uint64_t i = 0; i < 400; ++i) {
+       contiguous = false, forced = false, heuristic = false, non_power_page = false, appended = false,
+       all_appended = false;
+  for (std::uint64_t i = 0; i < 2000; ++i) {
     const FuzzCase f = generate_case(g, i);
     const Problem& p = f.c.problem;
     ASSERT_EQ(p.validate(), "") << i;
@@ -741,10 +742,12 @@ TEST(CaseGenerator, TheDecodeProfileDrawsKvCaches) {
       non_power_page |= (p.page_size & (p.page_size - 1)) != 0;
     }
     forced |= p.num_splits > 0, heuristic |= p.num_splits == 0;
+    appended |= p.appends();
+    for (std::int64_t b = 0; b < p.batch && p.appends(); ++b) all_appended |= p.stored_keys(b) == 0;
   }
   EXPECT_EQ(kinds.size(), case_kinds(Profile::decode).size());
   EXPECT_TRUE(empty && one && page_edge && full && shared && spare && shuffled && contiguous && forced && heuristic &&
-              non_power_page);
+              non_power_page && appended && all_appended);
 }
 
 // A decode campaign passes the naive baseline, which reads caches through their tables, and finds
