@@ -13,6 +13,8 @@
 //   - with one split O and LSE are written as the dense forward writes them; with more, each split
 //     writes its O normalised by its own l and algo::split_lse, and fa2_combine_kernel folds them in
 //     split order with algo::split_state and merge_states and finalises with finalize_row.
+// With appended keys fa2_append_kernel first writes them into the cache; the lengths the decode
+// kernel reads are those after the append.
 #pragma once
 
 #include <cstdint>

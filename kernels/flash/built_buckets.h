@@ -45,7 +45,7 @@ constexpr bool score_mod_built(algo::KernelFamily f, int bucket) {
 }
 
 // The head-dim buckets with a decode instantiation (KV caches, paged K/V, split-KV: FA2 only, one
-// decode kernel per bucket and input type plus one combine kernel per input type; docs/fa2.md
+// decode kernel per bucket and input type, one combine kernel per input type and one append kernel; docs/fa2.md
 // "Decoding"), of those the build compiles. Two buckets to keep the build time: the harness
 // adapter runs other head dims up to 128 zero-padded into them; a call in another bucket is refused.
 inline constexpr int kFa2DecodeBuckets[] = {64, 128};
