@@ -15,5 +15,6 @@ std::vector<ProofSpec> fp_proofs();              // theorem 6 (fp_proofs.cpp, it
 std::vector<ProofSpec> packed_batch_proofs();    // theorem 7 (packed_batch_proofs.cpp)
 std::vector<ProofSpec> score_mod_proofs();       // theorem 8 (score_mod_proofs.cpp)
 std::vector<ProofSpec> split_kv_proofs();        // theorem 9 (split_kv_proofs.cpp)
+std::vector<ProofSpec> paged_kv_proofs();        // theorem 10 (paged_kv_proofs.cpp)
 
 }  // namespace flashproof::proofs

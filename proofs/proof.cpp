@@ -193,7 +193,7 @@ const std::vector<ProofSpec>& all_proofs() {
   static const std::vector<ProofSpec> proofs = [] {
     std::vector<ProofSpec> all;
     for (auto family : {online_softmax_proofs, backward_proofs, block_skip_proofs, machine_int_proofs, fp_proofs,
-                        packed_batch_proofs, score_mod_proofs, split_kv_proofs}) {
+                        packed_batch_proofs, score_mod_proofs, split_kv_proofs, paged_kv_proofs}) {
       for (auto& p : family()) all.push_back(std::move(p));
     }
     return all;

@@ -5,9 +5,14 @@
 // (outer index, row) that a SeqTensor's at() takes as (batch, row). Callers ask only for keys j below
 // the sequence's capacity (pages_per_sequence * page_size), and the decode kernels only below its
 // used length: the table entry is read, never a slot past it.
+//
+// Templated on the integer and the table (a pointer in the kernels) so that the paged arithmetic is
+// also instantiated with Z3's integers: proofs/paged_kv_proofs.cpp proves it free of int32 overflow,
+// and every table index inside the table, at the limits the API accepts (theorem 10).
 #pragma once
 
 #include "core/host_device.h"
+#include "kernels/algo/domain.h"
 
 namespace flashproof::algo {
 
@@ -17,35 +22,49 @@ struct CacheRow {
   Int row;    // the key (contiguous) or the slot in its page (paged)
 };
 
-// page_size 0: a contiguous cache (the table is not read).
-template <class Int, class Entry>
-FP_HOST_DEVICE CacheRow<Int> cache_row(Int b, Int j, Int page_size, Int pages_per_sequence, const Entry* block_table) {
-  if (page_size == 0) return {b, j};
+// A paged cache's (page_size > 0) row of sequence b's key j.
+template <class Int, class Table>
+FP_HOST_DEVICE CacheRow<Int> paged_cache_row(Int b, Int j, Int page_size, Int pages_per_sequence, const Table& block_table) {
   const Int page = j / page_size;
   return {static_cast<Int>(block_table[b * pages_per_sequence + page]), j - page * page_size};
+}
+
+// page_size 0: a contiguous cache (the table is not read).
+template <class Int, class Table>
+FP_HOST_DEVICE CacheRow<Int> cache_row(Int b, Int j, Int page_size, Int pages_per_sequence, const Table& block_table) {
+  if (page_size == 0) return {b, j};
+  return paged_cache_row(b, j, page_size, pages_per_sequence, block_table);
 }
 
 // A walk over a sequence's keys j, j + step, j + 2 step, ... (step <= page_size when paged) that
 // divides once, at the start, and then steps the slot and wraps it into the next page (at most one
 // wrap per step): the decode kernels' tile copies, where each thread visits its rows in this
-// order. The table is read only by outer(), which a copy calls only for rows it loads.
-template <class Int, class Entry>
+// order. The table is read only by at(), which a copy calls only for rows it loads.
+template <class Int, class Entry, class Table = const Entry*>
 struct CacheWalk {
   Int b, key_or_slot, page, page_size, pages_per_sequence;
-  const Entry* block_table;
+  Table block_table;
 
-  FP_HOST_DEVICE static CacheWalk start(Int b, Int j, Int page_size, Int pages_per_sequence, const Entry* block_table) {
-    if (page_size == 0) return {b, j, 0, page_size, pages_per_sequence, block_table};
+  FP_HOST_DEVICE static CacheWalk start(Int b, Int j, Int page_size, Int pages_per_sequence, Table block_table) {
+    if (page_size == 0) return {b, j, Domain<Int>::lit(0, j), page_size, pages_per_sequence, block_table};
+    return start_paged(b, j, page_size, pages_per_sequence, block_table);
+  }
+  FP_HOST_DEVICE static CacheWalk start_paged(Int b, Int j, Int page_size, Int pages_per_sequence, Table block_table) {
     const Int page = j / page_size;
     return {b, j - page * page_size, page, page_size, pages_per_sequence, block_table};
   }
   FP_HOST_DEVICE void advance(Int step) {
-    key_or_slot += step;
-    if (page_size != 0 && key_or_slot >= page_size) key_or_slot -= page_size, ++page;
+    key_or_slot = key_or_slot + step;
+    const auto wraps = page_size != 0 && key_or_slot >= page_size;
+    key_or_slot = Domain<Int>::select(wraps, key_or_slot - page_size, key_or_slot);
+    page = Domain<Int>::select(wraps, page + 1, page);
   }
   // cache_row of the current key.
   FP_HOST_DEVICE CacheRow<Int> at() const {
     if (page_size == 0) return {b, key_or_slot};
+    return paged_at();
+  }
+  FP_HOST_DEVICE CacheRow<Int> paged_at() const {
     return {static_cast<Int>(block_table[b * pages_per_sequence + page]), key_or_slot};
   }
 };
