@@ -161,8 +161,11 @@ void finish_check_options(CheckCommand& command) {
   if (p.page_size > 0 && p.seqlen_k % p.page_size == 0 && p.batch <= Problem::max_elements / p.seqlen_k) {
     const std::int64_t entries = p.batch * (p.seqlen_k / p.page_size);
     p.num_pages = command.num_pages > 0 ? command.num_pages : entries;
-    p.block_table = !command.block_table.empty() ? command.block_table
-                                                 : page_table(p.batch, p.seqlen_k / p.page_size, p.num_pages, command.shuffle_pages);
+    // A pool past K's element limit gets no table: the validation names it, nothing is allocated.
+    if (!command.block_table.empty())
+      p.block_table = command.block_table;
+    else if (p.num_pages <= Problem::max_elements / p.page_size)
+      p.block_table = page_table(p.batch, p.seqlen_k / p.page_size, p.num_pages, command.shuffle_pages);
   } else if (command.num_pages > 0 || !command.block_table.empty() || command.shuffle_pages != 0) {
     throw UsageError("--num-pages and --block-table need --page-size (a paged KV cache)");
   }

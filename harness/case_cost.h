@@ -49,7 +49,12 @@ inline CaseCost case_cost(const Problem& p, bool backward, std::int64_t sample =
   }
   const double work = judged * pairs_per_row * d;
   const double q_like = b * static_cast<double>(p.seqlen_q) * static_cast<double>(p.heads_q) * d;  // Q, dO, O, dQ
-  const double kv_like = b * static_cast<double>(p.seqlen_k) * static_cast<double>(p.heads_kv) * d;  // K, V, dK, dV
+  double kv_like = b * static_cast<double>(p.seqlen_k) * static_cast<double>(p.heads_kv) * d;  // K, V, dK, dV
+  if (p.kv_cache()) {  // the logical keys and the cache as handed over (a page pool may be larger); appending,
+    double cache = d * static_cast<double>(p.heads_kv);  // the implementation's copy and the expected one too
+    for (std::int64_t x : {p.kv_shape()[0], p.kv_shape()[1]}) cache *= static_cast<double>(x);
+    kv_like += cache * (p.appends() ? 3 : 1);
+  }
   return {work, kCheckBytesPerElement * (q_like * (backward ? 4 : 3) + kv_like * (backward ? 4 : 2)) / (1 << 30)};
 }
 

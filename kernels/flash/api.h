@@ -111,8 +111,9 @@ struct FlashForwardTensors {
   // A decode call's appended keys and values (FA2; docs/fa2.md "Decoding"): [batch, seqlen_new,
   // heads_kv, head_dim], written into the cache k, v at slots cache_seqlens[b] .. + seqlen_new - 1
   // (cache_seqlens required) before attending over cache_seqlens[b] + seqlen_new keys, as
-  // FlashAttention-2's flash_attn_with_kvcache(k=, v=) does. Null data: none. A page receiving
-  // appended keys must not be shared with another sequence (the writes would race with its reads).
+  // FlashAttention-2's flash_attn_with_kvcache(k=, v=) does. Null data: none (given without a
+  // decode call: an error). A page receiving appended keys must be mapped by no other used table
+  // entry (checked: the result would depend on the order of the writes).
   FlashTensor k_new{}, v_new{};
 };
 

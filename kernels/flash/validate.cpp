@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <span>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -253,6 +254,21 @@ std::string decode_error(const FlashKernelLimits& limits, FlashTarget target, co
       if (o.cache_seqlens[b] > capacity - n)
         return p + "cache_seqlens[" + std::to_string(b) + "] + seqlen_new (" + std::to_string(o.cache_seqlens[b]) + " + " +
                std::to_string(n) + ") exceeds the cache's capacity " + std::to_string(capacity);
+    // A page receiving appended keys mapped by another used entry: the appends (and the other
+    // sequence's keys) would depend on the order of the writes (core/problem.cpp, the same rule).
+    if (o.page_size > 0) {
+      const std::int64_t per = static_cast<std::int64_t>(o.block_table.size()) / batch;
+      std::unordered_map<std::int32_t, int> uses;
+      for (std::int64_t b = 0; b < batch; ++b)
+        for (std::int64_t x = 0; x * o.page_size < o.cache_seqlens[static_cast<std::size_t>(b)] + n; ++x)
+          ++uses[o.block_table[static_cast<std::size_t>(b * per + x)]];
+      for (std::int64_t b = 0; b < batch; ++b)
+        for (std::int64_t x = o.cache_seqlens[static_cast<std::size_t>(b)] / o.page_size;
+             x * o.page_size < o.cache_seqlens[static_cast<std::size_t>(b)] + n; ++x)
+          if (const std::int32_t page = o.block_table[static_cast<std::size_t>(b * per + x)]; uses[page] > 1)
+            return p + "page " + std::to_string(page) + " receives sequence " + std::to_string(b) +
+                   "'s appended keys but another used table entry maps it too";
+    }
   }
   return {};
 }
@@ -270,6 +286,8 @@ const FlashKernelLimits& flash_limits(algo::KernelFamily family) {
 
 std::string flash_forward_error(const FlashKernelLimits& limits, FlashTarget target, const FlashForwardTensors& t,
                                 const FlashOptions& options) {
+  if (!options.decode() && (t.k_new.data != nullptr || t.v_new.data != nullptr))  // never dropped silently
+    return prefix(limits) + "k_new and v_new (appended keys) need cache_seqlens (a decode call)";
   if (options.decode()) {
     if (std::string e = decode_error(limits, target, t, options); !e.empty()) return e;
     if (options.page_size == 0) return call_error(limits, target, t.q, t.k, options,

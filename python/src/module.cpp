@@ -72,7 +72,9 @@ CaseBox make_case(std::int64_t batch, std::int64_t heads_q, std::int64_t heads_k
   p.block_table = block_table;
   if (page_size > 0 && seqlen_k > 0 && seqlen_k % page_size == 0 && batch > 0 && batch <= Problem::max_elements / seqlen_k) {
     p.num_pages = num_pages.value_or(batch * (seqlen_k / page_size));
-    if (block_table.empty() && p.num_pages > 0) p.block_table = page_table(batch, seqlen_k / page_size, p.num_pages, 0);
+    // A pool past K's element limit gets no table: validate() below names it, nothing is allocated.
+    if (block_table.empty() && p.num_pages > 0 && p.num_pages <= Problem::max_elements / page_size)
+      p.block_table = page_table(batch, seqlen_k / page_size, p.num_pages, 0);
   } else if (num_pages) {
     p.num_pages = *num_pages;  // validate() names what is wrong
   }

@@ -452,6 +452,13 @@ TEST(Cli, BadKvCachesAreAOneLineErrorWithStatus2) {
       {"check --cache-seqlens 5 --seqlen-new x", "--seqlen-new expects a number, got 'x'"},
       {"check --cache-seqlens 3,3 --seqlen-k 32 --page-size 16 --block-table 0,1,0,1 --seqlen-new 1",
        "page 0 receives sequence 0's appended keys but another used entry maps it too"},
+      // A pool past K's element limit: one line, no table of 2^40 entries allocated first.
+      {"check --cache-seqlens 0 --seqlen-k 16 --seqlen-new 1 --page-size 16 --num-pages 1099511627776",
+       "the page pool would have more than 2^34 elements"},
+      // A pool inside it whose copies (K, V, appending: the implementation's and the expected ones)
+      // exceed any machine's memory: refused before anything is allocated.
+      {"check --cache-seqlens 0 --seqlen-k 16 --seqlen-new 1 --page-size 16 --num-pages 16777216",
+       "the case needs about"},
   };
   for (const auto& [args, message] : cases) {
     const Result r = run(args);

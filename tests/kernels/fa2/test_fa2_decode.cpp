@@ -253,5 +253,44 @@ TEST(Fa2DecodeApi, BadArgumentsGetOneLineErrors) {
   EXPECT_EQ(kernels::fa2_backward_error(PagedFixture::kHost, bt, f.options), "fa2: KV caches and split-KV are forward only");
 }
 
+// Appended keys through the API: a valid append runs; shared receiving pages, appends past the
+// capacity and k_new without a decode call are one line each.
+TEST(Fa2DecodeApi, AppendedKeysAreCheckedOneLineEach) {
+  const auto with_new_keys = [](PagedFixture& f, kernels::FlashBuffer& kn) {
+    std::memset(kn.data(), 0, kn.bytes());
+    f.t.k_new = f.t.v_new = {kn.data(), {2, 1, 1, 64}, {64, 64, 64, 1}};
+    f.lens = {5, 30};
+    f.options.cache_seqlens = f.lens;
+  };
+  {
+    PagedFixture f;
+    kernels::FlashBuffer kn{PagedFixture::kHost, 2 * 64 * 2};
+    with_new_keys(f, kn);
+    EXPECT_EQ(kernels::fa2_forward_error(PagedFixture::kHost, f.t, f.options), "");
+    EXPECT_NO_THROW(kernels::fa2_forward(PagedFixture::kHost, kernels::FlashDtype::fp16, f.t, f.options));
+  }
+  using Spoil = std::function<void(PagedFixture&)>;
+  const std::pair<std::string, Spoil> bad[] = {
+      {"fa2: page 3 receives sequence 0's appended keys but another used table entry maps it too",
+       [](auto& f) { f.table = {3, 0, 3, 2}; f.options.block_table = f.table; }},
+      {"fa2: cache_seqlens[1] + seqlen_new (32 + 1) exceeds the cache's capacity 32",
+       [](auto& f) { f.lens[1] = 32; }},
+      {"fa2: k_new and v_new (appended keys) need cache_seqlens",
+       [](auto& f) { f.options.cache_seqlens = {}; }},
+      {"fa2: k_new and v_new (appended keys) need cache_seqlens (a decode call)",
+       [](auto& f) { f.options = kernels::FlashOptions{}; f.t.k = f.t.v = {f.k.data(), {2, 16, 1, 64}, {1024, 64, 64, 1}}; }},
+  };
+  for (const auto& [expected, spoil] : bad) {
+    PagedFixture f;
+    kernels::FlashBuffer kn{PagedFixture::kHost, 2 * 64 * 2};
+    with_new_keys(f, kn);
+    spoil(f);
+    const std::string e = kernels::fa2_forward_error(PagedFixture::kHost, f.t, f.options);
+    EXPECT_EQ(e.rfind(expected, 0), 0u) << "expected '" << expected << "', got '" << e << "'";
+    EXPECT_THROW(kernels::fa2_forward(PagedFixture::kHost, kernels::FlashDtype::fp16, f.t, f.options),
+                 std::invalid_argument);
+  }
+}
+
 }  // namespace
 }  // namespace flashproof
