@@ -1,9 +1,9 @@
 #include "core/problem.h"
+#include "core/appended_pages.h"
 
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <unordered_map>
 #include <stdexcept>
 
 namespace flashproof {
@@ -95,16 +95,11 @@ std::string cache_error(const Problem& p) {
              ", page " + std::to_string(static_cast<std::int64_t>(e) % per_sequence) + ") is " +
              std::to_string(p.block_table[e]) + ", past the page pool [0, " + std::to_string(p.num_pages) + ")";
   if (p.seqlen_new == 0) return {};
-  // A page receiving appended keys must be mapped by no other used entry: the other sequence (or
-  // position) would see the write, and the result would depend on the order of the appends.
-  std::unordered_map<std::int64_t, std::int64_t> uses;  // page -> used entries mapping it
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t x = 0; x * p.page_size < p.used_keys(b); ++x) ++uses[p.block_table[static_cast<std::size_t>(b * per_sequence + x)]];
-  for (std::int64_t b = 0; b < p.batch; ++b)
-    for (std::int64_t x = p.stored_keys(b) / p.page_size; x * p.page_size < p.used_keys(b); ++x)
-      if (const std::int64_t page = p.block_table[static_cast<std::size_t>(b * per_sequence + x)]; uses[page] > 1)
-        return "block_table: page " + std::to_string(page) + " receives sequence " + std::to_string(b) +
-               "'s appended keys but another used entry maps it too (pages that receive appended keys cannot be shared)";
+  const SharedAppendedPage shared = shared_appended_page(p.block_table, p.batch, per_sequence, p.page_size, p.seqlen_new,
+                                                         [&](std::int64_t b) { return p.stored_keys(b); });
+  if (shared.page >= 0)
+    return "block_table: page " + std::to_string(shared.page) + " receives sequence " + std::to_string(shared.sequence) +
+           "'s appended keys but another used entry maps it too (pages that receive appended keys cannot be shared)";
   return {};
 }
 }  // namespace

@@ -1,5 +1,7 @@
 #include "kernels/flash/validate.h"
 
+#include "core/appended_pages.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -8,7 +10,6 @@
 #include <initializer_list>
 #include <span>
 #include <tuple>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -254,20 +255,14 @@ std::string decode_error(const FlashKernelLimits& limits, FlashTarget target, co
       if (o.cache_seqlens[b] > capacity - n)
         return p + "cache_seqlens[" + std::to_string(b) + "] + seqlen_new (" + std::to_string(o.cache_seqlens[b]) + " + " +
                std::to_string(n) + ") exceeds the cache's capacity " + std::to_string(capacity);
-    // A page receiving appended keys mapped by another used entry: the appends (and the other
-    // sequence's keys) would depend on the order of the writes (core/problem.cpp, the same rule).
+    // A page receiving appended keys mapped by another used entry (core/appended_pages.h).
     if (o.page_size > 0) {
-      const std::int64_t per = static_cast<std::int64_t>(o.block_table.size()) / batch;
-      std::unordered_map<std::int32_t, int> uses;
-      for (std::int64_t b = 0; b < batch; ++b)
-        for (std::int64_t x = 0; x * o.page_size < o.cache_seqlens[static_cast<std::size_t>(b)] + n; ++x)
-          ++uses[o.block_table[static_cast<std::size_t>(b * per + x)]];
-      for (std::int64_t b = 0; b < batch; ++b)
-        for (std::int64_t x = o.cache_seqlens[static_cast<std::size_t>(b)] / o.page_size;
-             x * o.page_size < o.cache_seqlens[static_cast<std::size_t>(b)] + n; ++x)
-          if (const std::int32_t page = o.block_table[static_cast<std::size_t>(b * per + x)]; uses[page] > 1)
-            return p + "page " + std::to_string(page) + " receives sequence " + std::to_string(b) +
-                   "'s appended keys but another used table entry maps it too";
+      const SharedAppendedPage shared = shared_appended_page(
+          o.block_table, batch, static_cast<std::int64_t>(o.block_table.size()) / batch, o.page_size, n,
+          [&](std::int64_t b) { return static_cast<std::int64_t>(o.cache_seqlens[static_cast<std::size_t>(b)]); });
+      if (shared.page >= 0)
+        return p + "page " + std::to_string(shared.page) + " receives sequence " + std::to_string(shared.sequence) +
+               "'s appended keys but another used table entry maps it too";
     }
   }
   return {};
