@@ -4,9 +4,11 @@
 # batches of 8 files compile those once per batch, and a precompiled nlohmann-json header saves its
 # parsing. Measured against the plain build (FLASHPROOF_BUILD_SPEEDUPS=OFF), same machine, same
 # commit: results/build_speed_2026-11-28.txt.
-# Off under the sanitizers (FLASHPROOF_SANITIZE): that build compiles every file alone, on its own
-# includes, so a file that forgot an include, or that only compiles beside another file of its
-# batch, still fails there (scripts/test.sh runs it).
+# The test executables share one precompiled GoogleTest and nlohmann-json (flashproof_test_pch below).
+# On in the sanitizer build of CI's subset too (scripts/sanitized.sh): compiled one file at a time,
+# its CLI11 files alone cost about 130 s of CPU there. A file that forgot an include, or compiles
+# only beside another file of its batch, is caught by the build with these off:
+# `scripts/sanitized.sh all` (label slow) configures -DFLASHPROOF_BUILD_SPEEDUPS=OFF.
 option(FLASHPROOF_BUILD_SPEEDUPS "Unity batches and a precompiled nlohmann-json for the header-heavy libraries" ON)
 
 # The libraries built in unity batches. Their files must not define the same internal name: a
@@ -14,7 +16,7 @@ option(FLASHPROOF_BUILD_SPEEDUPS "Unity batches and a precompiled nlohmann-json 
 set(FLASHPROOF_UNITY_TARGETS fp_core fp_harness fp_fuzz fp_report fp_cli)
 
 function(flashproof_build_speedups)
-  if(NOT FLASHPROOF_BUILD_SPEEDUPS OR FLASHPROOF_SANITIZE)
+  if(NOT FLASHPROOF_BUILD_SPEEDUPS)
     return()
   endif()
   set(json "$<$<COMPILE_LANGUAGE:CXX>:<nlohmann/json.hpp>>")  # C++ only, never the nvcc objects
@@ -26,4 +28,25 @@ function(flashproof_build_speedups)
   foreach(target ${FLASHPROOF_UNITY_TARGETS})
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
   endforeach()
+endfunction()
+
+# The precompiled headers every GoogleTest executable (tests/CMakeLists.txt, flashproof_test) reuses:
+# built once by a target compiled exactly as they are (an executable linking GoogleTest), since a
+# precompiled header is only taken by compiles with the same options. Third-party headers only, so a
+# test file's own includes still have to name the project's headers it uses.
+function(flashproof_test_pch_target)
+  if(NOT FLASHPROOF_BUILD_SPEEDUPS)
+    return()
+  endif()
+  add_executable(flashproof_test_pch ${PROJECT_SOURCE_DIR}/tests/test_pch_anchor.cpp)
+  target_link_libraries(flashproof_test_pch PRIVATE GTest::gtest GTest::gtest_main)
+  target_precompile_headers(flashproof_test_pch PRIVATE
+    "$<$<COMPILE_LANGUAGE:CXX>:<gtest/gtest.h>>" "$<$<COMPILE_LANGUAGE:CXX>:<nlohmann/json.hpp>>")
+endfunction()
+
+# TARGET, one of the tests: compiled with the shared precompiled headers when they are on.
+function(flashproof_use_test_pch target)
+  if(TARGET flashproof_test_pch)
+    target_precompile_headers(${target} REUSE_FROM flashproof_test_pch)
+  endif()
 endfunction()
