@@ -8,6 +8,7 @@ set -euo pipefail
 
 packages=(
   cmake g++ make            # build
+  ninja-build               # Ninja: scripts/test.sh and sanitized.sh configure new build folders with it
   libgtest-dev libgmock-dev # GoogleTest / GoogleMock
   librapidcheck-dev         # RapidCheck, ships rapidcheck/gtest.h
   libboost-dev              # Boost.Multiprecision (header-only)

@@ -19,7 +19,10 @@ fi
 # without them, every file alone on its own includes, so that a missing include fails there.
 speedups=ON
 [ "${1:-}" = all ] && speedups=OFF
-cmake -S . -B build-asan -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 \
+# A new build folder gets Ninja where it is installed (scripts/test.sh says why).
+generator=()
+[ ! -f build-asan/CMakeCache.txt ] && command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B build-asan "${generator[@]}" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS=-O1 \
   -DFLASHPROOF_SANITIZE=ON -DFLASHPROOF_FUZZ_PARSERS=ON -DFLASHPROOF_PYTHON=OFF -DFLASHPROOF_BUILD_SPEEDUPS=$speedups \
   -DFLASHPROOF_FA2_HEAD_DIMS="32;64" -DFLASHPROOF_FA1_HEAD_DIMS="64" >build-asan-configure.log 2>&1 ||
   { cat build-asan-configure.log; exit 1; }

@@ -10,7 +10,11 @@ venv_activate
 python_arg=()
 [ -n "${VIRTUAL_ENV:-}" ] && python_arg=(-DPython_EXECUTABLE="$VIRTUAL_ENV/bin/python")
 jobs=$(nproc)
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${python_arg[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
+# A new build folder gets Ninja where it is installed: it schedules every target's files at once,
+# where Makefiles build target by target and leave cores idle; an existing folder keeps its generator.
+generator=()
+[ ! -f build/CMakeCache.txt ] && command -v ninja >/dev/null && generator=(-G Ninja)
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "${python_arg[@]}" >build-configure.log 2>&1 || { cat build-configure.log; exit 1; }
 cmake --build build -j "$jobs"
 cd build
 # Without arguments every label but `slow` runs; with arguments they choose (e.g. -L slow).
