@@ -58,39 +58,32 @@ struct Options {
 
 Options parse(int argc, char** argv) {
   Options o;
-  CLI::App app{"Validation and tightness of the rigorous bound: generated cases for one implementation through "
+  bench::CommandLine app{"Validation and tightness of the rigorous bound: generated cases for one implementation through "
                "the check; per dtype and tensor, the median, 90th percentile and maximum over cases of "
                "max |error| / bound, and the cases above the bound (exit status 1 if any).",
                "bound_tightness"};
-  bench::configure(app);
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-  app.add_option("--impl", o.impl, "implementation to check (see `flashproof list`)")
-      ->required()
-      ->check([](const std::string& name) { return find_implementation(name) ? "" : "unknown implementation '" + name + "'"; });
-  app.add_option("--cases", o.cases, "generated cases")->check(bench::integer_in<std::int64_t>(1, kMax))->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the cases")
-      ->check(bench::integer_in<std::uint64_t>(1, static_cast<std::uint64_t>(kMax)))
-      ->capture_default_str();
-  app.add_option("--max-seqlen", o.max_seqlen, "largest sequence length (default: the implementation's limit)")
-      ->check(bench::integer_in<std::int64_t>(1, kMax));
-  app.add_option("--max-work", o.max_work, "largest case in multiply-adds (default: the implementation's limit)")
-      ->check(bench::integer_in<std::int64_t>(1, kMax));
-  app.add_option("--seconds", o.seconds, "stop starting cases after this many seconds (default: no limit)")
-      ->check(bench::integer_in<std::int64_t>(1, 31 * 24 * 3600));
-  app.add_option("--json", o.json, "also write the summary and the violating cases as JSON to FILE")->type_name("FILE");
-  app.add_option("--band", o.band, "fail (exit 1) where a median or p90 falls below half of this committed --json summary's")
-      ->type_name("FILE");
-  app.add_flag("--score-mod", o.score_mod,
+  app.text("--impl", o.impl, "implementation to check (see `flashproof list`)")
+      .required()
+      .check([](const std::string& name) { return find_implementation(name) ? "" : "unknown implementation '" + name + "'"; });
+  app.integer("--cases", o.cases, 1, kMax, "generated cases").show_default();
+  app.integer("--seed", o.seed, 1, static_cast<std::uint64_t>(kMax), "seed of the cases").show_default();
+  app.integer("--max-seqlen", o.max_seqlen, 1, kMax, "largest sequence length (default: the implementation's limit)");
+  app.integer("--max-work", o.max_work, 1, kMax, "largest case in multiply-adds (default: the implementation's limit)");
+  app.integer("--seconds", o.seconds, 1, 31 * 24 * 3600, "stop starting cases after this many seconds (default: no limit)");
+  app.text("--json", o.json, "also write the summary and the violating cases as JSON to FILE").type_name("FILE");
+  app.text("--band", o.band, "fail (exit 1) where a median or p90 falls below half of this committed --json summary's")
+      .type_name("FILE");
+  app.flag("--score-mod", o.score_mod,
                "give each case a soft cap and ALiBi slopes drawn from its seed, as far as the implementation declares them "
                "(properties::with_score_mod)");
-  app.add_flag("--decode", o.decode, "cases of the campaigns' decode profile (KV caches, split counts)");
-  app.add_flag("--undeclared-splits", o.undeclared_splits,
+  app.flag("--decode", o.decode, "cases of the campaigns' decode profile (KV caches, split counts)");
+  app.flag("--undeclared-splits", o.undeclared_splits,
                "judge as though the implementation never split keys (max_key_splits 1): the (S1) twin");
-  app.add_option("--bound-scale", o.bound_scale, "multiply every rigorous bound by F (the band's twin tests)")
-      ->type_name("F")
-      ->check(CLI::Range(0x1p-20, 0x1p20));
-  app.add_option("--label", o.label, "free text copied into the JSON (e.g. the commit)")->type_name("TEXT");
-  bench::parse_or_exit(app, argc, argv);
+  app.real("--bound-scale", o.bound_scale, 0x1p-20, 0x1p20, "multiply every rigorous bound by F (the band's twin tests)")
+      .type_name("F");
+  app.text("--label", o.label, "free text copied into the JSON (e.g. the commit)").type_name("TEXT");
+  app.parse_or_exit(argc, argv);
   return o;
 }
 

@@ -49,31 +49,22 @@ int main(int argc, char** argv) {
   std::uint64_t cases = 200, repeats = 3;
   std::string json_file;
   std::string impl = "naive";
-  CLI::App app{"A fixed fuzz campaign checked in-process on one thread, its time split into the implementation, "
+  bench::CommandLine app{"A fixed fuzz campaign checked in-process on one thread, its time split into the implementation, "
                "the certified reference, the rigorous bounds, generating the inputs, the naive baseline, comparing "
                "and judging and the rest, against plain double attention; then the real runner's cases per minute.",
                "bench_campaign"};
-  bench::configure(app);
   constexpr std::uint64_t kMaxU64 = std::numeric_limits<std::uint64_t>::max();
   constexpr std::int64_t kMaxI64 = std::numeric_limits<std::int64_t>::max();
-  app.add_option("--cases", cases, "cases of the campaign")->check(bench::integer_in<std::uint64_t>(1, kMaxU64))->capture_default_str();
-  app.add_option("--repeat", repeats, "in-process passes; each part is the least of its totals")
-      ->check(bench::integer_in<std::uint64_t>(1, kMaxU64))
-      ->capture_default_str();
-  app.add_option("--seed", spec.generator.seed, "the campaign's seed")
-      ->check(bench::integer_in<std::uint64_t>(0, kMaxU64))
-      ->capture_default_str();
-  app.add_option("--impl", impl, "implementation under test (see `flashproof list`)")
-      ->check([](const std::string& name) { return find_implementation(name) ? "" : "unknown implementation " + name; })
-      ->capture_default_str();
-  app.add_option("--max-seqlen", spec.generator.max_seqlen, "largest generated sequence length")
-      ->check(bench::integer_in<std::int64_t>(1, kMaxI64))
-      ->capture_default_str();
-  app.add_option("--max-work", spec.generator.max_work, "largest generated case, in multiply-adds")
-      ->check(bench::integer_in<std::int64_t>(1, kMaxI64))
-      ->capture_default_str();
-  app.add_option("--json", json_file, "also write the results as one JSON object to FILE")->type_name("FILE");
-  bench::parse_or_exit(app, argc, argv);
+  app.integer("--cases", cases, 1, kMaxU64, "cases of the campaign").show_default();
+  app.integer("--repeat", repeats, 1, kMaxU64, "in-process passes; each part is the least of its totals").show_default();
+  app.integer("--seed", spec.generator.seed, 0, kMaxU64, "the campaign's seed").show_default();
+  app.text("--impl", impl, "implementation under test (see `flashproof list`)")
+      .check([](const std::string& name) { return find_implementation(name) ? "" : "unknown implementation " + name; })
+      .show_default();
+  app.integer("--max-seqlen", spec.generator.max_seqlen, 1, kMaxI64, "largest generated sequence length").show_default();
+  app.integer("--max-work", spec.generator.max_work, 1, kMaxI64, "largest generated case, in multiply-adds").show_default();
+  app.text("--json", json_file, "also write the results as one JSON object to FILE").type_name("FILE");
+  app.parse_or_exit(argc, argv);
   spec.impls = {impl};
 
   // In-process, single-threaded (the reference, the bounds, input generation and the naive

@@ -1,21 +1,26 @@
-// The benches' command lines, on CLI11: --help lists every option with its default (exit 0);
-// "--opt value" and "--opt=value" both work; a bad command line is one line on stderr,
-// "<program>: <why>", and exit status 2. Integers are checked here rather than by CLI11's own
-// conversion, which takes hexadecimal and turns "-1" into the largest unsigned value.
+// The benches' command lines, on CLI11 behind this interface: --help lists every option with its
+// default (exit 0); "--opt value" and "--opt=value" both work; a bad command line is one line on
+// stderr, "<program>: <why>", and exit status 2. Integers are checked here rather than by CLI11's
+// own conversion, which takes hexadecimal and turns "-1" into the largest unsigned value.
+// CLI11 2.1 is header-only: every file that includes it compiles its code again (about 12 s at -O3),
+// so it is included by command_line.cpp alone and the benches see only the classes below.
 #pragma once
-
-#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
-#include <cstdlib>
+#include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace flashproof::bench {
 
@@ -30,7 +35,12 @@ std::optional<T> integer_in_range(std::string_view text, T lo, T hi) {
 
 template <class T>
 std::string range_text(T lo, T hi) {
-  return "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  std::string text = "[";  // appended, not "[" + ...: GCC 12's -Wrestrict misfires on that at -O3
+  text += std::to_string(lo);
+  text += ", ";
+  text += std::to_string(hi);
+  text += ']';
+  return text;
 }
 
 template <class T>
@@ -38,53 +48,99 @@ std::string not_an_integer_in(std::string_view text, T lo, T hi) {
   return "expected an integer in " + range_text(lo, hi) + ", got '" + std::string(text) + "'";
 }
 
-// The check of an integer option, run on its text before CLI11 converts it.
-template <class T>
-CLI::Validator integer_in(T lo, T hi) {
-  return CLI::Validator(
-      [lo, hi](std::string& text) -> std::string {
-        return integer_in_range(text, lo, hi) ? std::string() : not_an_integer_in(text, lo, hi);
-      },
-      "in " + range_text(lo, hi));
-}
+// A problem found once every option is read (CommandLine::after_parse), printed as "<option>: <why>".
+struct InvalidOption {
+  std::string option, why;
+};
 
-// "--name a,b,c" as one word: split at commas, an empty item refused, a repeated item dropped;
-// the list replaces the default. `item` turns one item into a T, or returns why it cannot.
+// An item of a list option: the value, or nullopt with `why` set.
 template <class T>
-CLI::Option* add_list(CLI::App& app, const std::string& name, std::vector<T>& list, const std::string& description,
-                      std::function<std::optional<T>(const std::string& item, std::string& why)> item) {
+using ItemParser = std::function<std::optional<T>(const std::string& item, std::string& why)>;
+
+// One option of a CommandLine, for the settings that follow its declaration.
+class Option {
+ public:
+  Option& show_default();  // --help shows the bound variable's value now as the default
+  Option& default_text(const std::string& text);
+  Option& type_name(const std::string& name);
+  Option& required();
+  // `why_not` returns "" for a good value, else the reason, before the value is converted.
+  Option& check(std::function<std::string(const std::string& text)> why_not);
+
+ private:
+  friend class CommandLine;
+  explicit Option(CLI::Option* option) : option_(option) {}
+  CLI::Option* option_;
+};
+
+// A bench's command line: options bound to variables, given twice keep the last value.
+class CommandLine {
+ public:
+  CommandLine(const std::string& description, const std::string& name);
+  ~CommandLine();
+  CommandLine(const CommandLine&) = delete;
+  CommandLine& operator=(const CommandLine&) = delete;
+
+  // A decimal integer in [lo, hi].
+  Option integer(const std::string& name, int& value, int lo, int hi, const std::string& description);
+  Option integer(const std::string& name, std::int64_t& value, std::int64_t lo, std::int64_t hi,
+                 const std::string& description);
+  Option integer(const std::string& name, std::uint64_t& value, std::uint64_t lo, std::uint64_t hi,
+                 const std::string& description);
+  // A number in [lo, hi].
+  Option real(const std::string& name, double& value, double lo, double hi, const std::string& description);
+  Option text(const std::string& name, std::string& value, const std::string& description);
+  // One of `allowed`.
+  Option choice(const std::string& name, std::string& value, const std::vector<std::string>& allowed,
+                const std::string& description);
+  Option flag(const std::string& name, bool& value, const std::string& description);
+  // "--name a,b,c" as one word: split at commas, an empty item refused, a repeated item dropped;
+  // the list replaces the default. `item` turns one item into a T, or says why it cannot.
+  template <class T>
+  Option list(const std::string& name, std::vector<T>& values, const std::string& description, ItemParser<T> item);
+
+  void footer(const std::string& text);
+  // Runs after every option is read; may throw InvalidOption.
+  void after_parse(std::function<void()> check);
+  bool given(const std::string& name) const;
+  // Parses argv; --help prints the options and exits 0; an error prints one line and exits 2.
+  void parse_or_exit(int argc, char** argv);
+
+ private:
+  Option words(const std::string& name, const std::string& description, const std::string& shown,
+               std::function<void()> begin,
+               std::function<std::optional<std::string>(const std::string& item)> refused_why,
+               std::function<void()> commit);
+  std::unique_ptr<CLI::App> app_;
+};
+
+template <class T>
+Option CommandLine::list(const std::string& name, std::vector<T>& values, const std::string& description,
+                         ItemParser<T> item) {
   std::string shown;
-  for (const T& x : list) {
-    if constexpr (std::is_convertible_v<T, std::string>) shown += (shown.empty() ? "" : ",") + std::string(x);
-    else if constexpr (std::is_arithmetic_v<T>) shown += (shown.empty() ? "" : ",") + std::to_string(x);
+  for (const T& x : values) {
+    if constexpr (std::is_convertible_v<T, std::string> || std::is_arithmetic_v<T>) {
+      if (!shown.empty()) shown += ',';
+      if constexpr (std::is_arithmetic_v<T>) shown += std::to_string(x);
+      else shown += std::string(x);
+    }
   }
-  return app
-      .add_option_function<std::string>(
-          name,
-          [name, &list, item](const std::string& value) {
-            std::vector<T> items;
-            std::size_t begin = 0;
-            while (true) {
-              const std::size_t comma = value.find(',', begin);
-              const std::string text = value.substr(begin, comma == std::string::npos ? comma : comma - begin);
-              if (text.empty()) throw CLI::ValidationError(name, "empty item in '" + value + "'");
-              std::string why;
-              const std::optional<T> x = item(text, why);
-              if (!x) throw CLI::ValidationError(name, why);
-              if (std::find(items.begin(), items.end(), *x) == items.end()) items.push_back(*x);
-              if (comma == std::string::npos) break;
-              begin = comma + 1;
-            }
-            list = items;
-          },
-          description)
-      ->type_name("LIST")
-      ->default_str(shown);
+  auto items = std::make_shared<std::vector<T>>();
+  return words(
+      name, description, shown, [items] { items->clear(); },
+      [items, item](const std::string& text) -> std::optional<std::string> {
+        std::string why;
+        const std::optional<T> x = item(text, why);
+        if (!x) return why;
+        if (std::find(items->begin(), items->end(), *x) == items->end()) items->push_back(*x);
+        return std::nullopt;
+      },
+      [items, &values] { values = *items; });
 }
 
 // An item of a list of integers in [lo, hi].
 template <class T>
-std::function<std::optional<T>(const std::string&, std::string&)> integer_item(T lo, T hi) {
+ItemParser<T> integer_item(T lo, T hi) {
   return [lo, hi](const std::string& text, std::string& why) {
     const std::optional<T> x = integer_in_range(text, lo, hi);
     if (!x) why = not_an_integer_in(text, lo, hi);
@@ -93,42 +149,10 @@ std::function<std::optional<T>(const std::string&, std::string&)> integer_item(T
 }
 
 // An item of a list of names, one of `allowed`.
-inline std::function<std::optional<std::string>(const std::string&, std::string&)> name_item(
-    std::vector<std::string> allowed) {
-  return [allowed](const std::string& text, std::string& why) -> std::optional<std::string> {
-    if (std::find(allowed.begin(), allowed.end(), text) != allowed.end()) return text;
-    std::string choices;
-    for (const std::string& a : allowed) choices += (choices.empty() ? "" : ", ") + a;
-    why = "unknown '" + text + "' (choose from " + choices + ")";
-    return std::nullopt;
-  };
-}
-
-// A new command line: options given twice keep the last value, as the benches' scripts expect.
-inline void configure(CLI::App& app) {
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.get_formatter()->column_width(34);
-}
-
-// Parses argv; --help prints the options and exits 0; an error prints one line and exits 2.
-inline void parse_or_exit(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) std::exit(app.exit(e));  // --help
-    std::string why = e.what();
-    std::replace(why.begin(), why.end(), '\n', ' ');
-    std::fprintf(stderr, "%s: %s\n", app.get_name().c_str(), why.c_str());
-    std::exit(2);
-  }
-}
+ItemParser<std::string> name_item(std::vector<std::string> allowed);
 
 // The command line of a bench that takes no options: --help prints `description`; anything else is
 // an error (one line, exit 2).
-inline void parse_no_options_or_exit(const char* description, const char* name, int argc, char** argv) {
-  CLI::App app{description, name};
-  configure(app);
-  parse_or_exit(app, argc, argv);
-}
+void parse_no_options_or_exit(const char* description, const char* name, int argc, char** argv);
 
 }  // namespace flashproof::bench

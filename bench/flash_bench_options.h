@@ -1,4 +1,4 @@
-// The command line of bench_flash (flash_bench.cpp), on CLI11 (bench/command_line.h): which
+// The command line of bench_flash (flash_bench.cpp), on bench/command_line.h: which
 // kernels, directions, dtypes and shapes to measure, and how often.
 #pragma once
 
@@ -58,8 +58,8 @@ inline void check_full_size_seqlens(const BenchOptions& o) {
   if (o.tiny) return;
   for (int n : o.seqlens)
     if (n > kBenchTokens)
-      throw CLI::ValidationError("--seqlens", std::to_string(n) + " exceeds " + std::to_string(kBenchTokens) +
-                                                  " tokens (batch = 16384 / seqlen would be 0); use --tiny for free shapes");
+      throw InvalidOption{"--seqlens", std::to_string(n) + " exceeds " + std::to_string(kBenchTokens) +
+                                           " tokens (batch = 16384 / seqlen would be 0); use --tiny for free shapes"};
 }
 
 }  // namespace options_detail
@@ -70,59 +70,47 @@ inline BenchOptions parse_bench_options(int argc, char** argv) {
   using namespace options_detail;
   BenchOptions o;
   std::string target = "gpu", causal = "both";
-  CLI::App app{"This repository's FA2 and FA1 kernels timed through their APIs at FlashAttention's benchmark "
+  CommandLine app{"This repository's FA2 and FA1 kernels timed through their APIs at FlashAttention's benchmark "
                "shapes, on the GPU or (only to prove the harness works) on the emulator.",
                "bench_flash"};
-  configure(app);
   app.footer("Shapes as FlashAttention's benchmark: heads = 2048 / head_dim, batch = 16384 / seqlen.");
-  app.add_option("--target", target, "where the kernels run (emulated times mean nothing)")
-      ->check(CLI::IsMember({"gpu", "emulated"}))
-      ->capture_default_str();
-  add_list<std::string>(app, "--kernels", o.kernels, "kernels to time", name_item({"fa2", "fa1"}));
-  add_list<std::string>(app, "--directions", o.directions,
+  app.choice("--target", target, {"gpu", "emulated"}, "where the kernels run (emulated times mean nothing)").show_default();
+  app.list<std::string>("--kernels", o.kernels, "kernels to time", name_item({"fa2", "fa1"}));
+  app.list<std::string>("--directions", o.directions,
                         "forward and/or backward; decode: FA2's KV-cache rows (bench/flash_decode_rows.h)",
                         name_item({"fwd", "bwd", "decode"}));
-  add_list<kernels::FlashDtype>(app, "--dtypes", o.dtypes, "input types", dtype_item)->default_str("fp16,bf16");
-  add_list<int>(app, "--head-dims", o.head_dims, "multiples of 8 up to 256", head_dim_item);
-  add_list<int>(app, "--seqlens", o.seqlens, "at most 16384 (--tiny: 64,128, free)", integer_item(1, 1 << 20));
-  app.add_option("--causal", causal, "causal rows, non-causal rows or both")
-      ->check(CLI::IsMember({"yes", "no", "both"}))
-      ->capture_default_str();
-  app.add_option("--repeats", o.repeats, "timed calls per measurement (emulated: default 2)")
-      ->check(integer_in(1, 100000))
-      ->capture_default_str();
-  app.add_option("--warmup", o.warmup, "untimed calls first (emulated: default 1)")
-      ->check(integer_in(0, 100000))
-      ->capture_default_str();
-  add_list<int>(app, "--decode-batches", o.decode_batches, "decode rows' batches (default 1,4,16,64)", integer_item(1, 1024));
-  add_list<int>(app, "--decode-caches", o.decode_caches, "decode rows' cache lengths, multiples of 256 (default 1k to 128k)",
+  app.list<kernels::FlashDtype>("--dtypes", o.dtypes, "input types", dtype_item).default_text("fp16,bf16");
+  app.list<int>("--head-dims", o.head_dims, "multiples of 8 up to 256", head_dim_item);
+  app.list<int>("--seqlens", o.seqlens, "at most 16384 (--tiny: 64,128, free)", integer_item(1, 1 << 20));
+  app.choice("--causal", causal, {"yes", "no", "both"}, "causal rows, non-causal rows or both").show_default();
+  app.integer("--repeats", o.repeats, 1, 100000, "timed calls per measurement (emulated: default 2)").show_default();
+  app.integer("--warmup", o.warmup, 0, 100000, "untimed calls first (emulated: default 1)").show_default();
+  app.list<int>("--decode-batches", o.decode_batches, "decode rows' batches (default 1,4,16,64)", integer_item(1, 1024));
+  app.list<int>("--decode-caches", o.decode_caches, "decode rows' cache lengths, multiples of 256 (default 1k to 128k)",
                 [](const std::string& text, std::string& why) -> std::optional<int> {
                   const std::optional<int> n = integer_in_range(text, 256, 1 << 22);
                   if (!n) why = not_an_integer_in(text, 256, 1 << 22);
                   else if (*n % 256 != 0) why = "cache length " + text + " is not a multiple of 256";
                   return n && *n % 256 == 0 ? n : std::nullopt;
                 });
-  app.add_flag("--tiny", o.tiny, "batch 1, 2 heads, seqlens 64,128 unless --seqlens is given");
-  app.add_option("--fa1-query-splits", o.fa1_query_splits, "fa1_forward's query_splits (0 = automatic)")
-      ->check(integer_in(0, 65535))
-      ->capture_default_str();
-  app.add_option("--seed", o.seed, "seed of the random normal inputs")
-      ->check(integer_in<std::uint64_t>(0, INT64_MAX))
-      ->capture_default_str();
-  app.add_option("--json", o.json_path, "write every measurement as a JSON array of objects")->type_name("FILE");
-  app.add_flag("--dry-run", o.dry_run, "only list the planned rows (shapes, FLOPs; status planned)");
-  app.final_callback([&] {
+  app.flag("--tiny", o.tiny, "batch 1, 2 heads, seqlens 64,128 unless --seqlens is given");
+  app.integer("--fa1-query-splits", o.fa1_query_splits, 0, 65535, "fa1_forward's query_splits (0 = automatic)")
+      .show_default();
+  app.integer("--seed", o.seed, 0, INT64_MAX, "seed of the random normal inputs").show_default();
+  app.text("--json", o.json_path, "write every measurement as a JSON array of objects").type_name("FILE");
+  app.flag("--dry-run", o.dry_run, "only list the planned rows (shapes, FLOPs; status planned)");
+  app.after_parse([&] {
     o.target = target == "gpu" ? kernels::FlashTarget::gpu : kernels::FlashTarget::emulated;
     o.causal = causal == "yes" ? std::vector<bool>{true} : causal == "no" ? std::vector<bool>{false}
                                                                            : std::vector<bool>{false, true};
     if (o.target == kernels::FlashTarget::emulated) {
-      if (app.count("--repeats") == 0) o.repeats = 2;
-      if (app.count("--warmup") == 0) o.warmup = 1;
+      if (!app.given("--repeats")) o.repeats = 2;
+      if (!app.given("--warmup")) o.warmup = 1;
     }
-    if (o.tiny && app.count("--seqlens") == 0) o.seqlens = {64, 128};
+    if (o.tiny && !app.given("--seqlens")) o.seqlens = {64, 128};
     check_full_size_seqlens(o);
   });
-  parse_or_exit(app, argc, argv);
+  app.parse_or_exit(argc, argv);
   return o;
 }
 

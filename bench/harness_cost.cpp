@@ -104,28 +104,20 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> seqlens{1024, 4096, 16384, 65536};
   std::int64_t head_dim = 128, sample = 64, full_max = 4096, backward_max = 16384;
   std::string json_file;
-  CLI::App app{"The harness's own cost per case against sequence length: one forward and one forward + backward "
+  bench::CommandLine app{"The harness's own cost per case against sequence length: one forward and one forward + backward "
                "check split into its parts, beside the implementation and plain double attention, in full and "
                "sampled, one thread.",
                "bench_harness_cost"};
-  bench::configure(app);
   constexpr std::int64_t kMaxLength = std::int64_t{1} << 20;
-  bench::add_list<std::int64_t>(app, "--seqlens", seqlens, "sequence lengths (seqlen_q = seqlen_k), comma-separated",
-                                bench::integer_item<std::int64_t>(1, kMaxLength));
-  app.add_option("--head-dim", head_dim, "head dimension")
-      ->check(bench::integer_in<std::int64_t>(1, Problem::max_head_dim))
-      ->capture_default_str();
-  app.add_option("--sample", sample, "random query rows and key columns of a sampled check")
-      ->check(bench::integer_in<std::int64_t>(1, kMaxLength))
-      ->capture_default_str();
-  app.add_option("--full-max-seqlen", full_max, "longest length also checked in full")
-      ->check(bench::integer_in<std::int64_t>(0, kMaxLength))
-      ->capture_default_str();
-  app.add_option("--backward-max-seqlen", backward_max, "longest length with forward + backward rows")
-      ->check(bench::integer_in<std::int64_t>(0, kMaxLength))
-      ->capture_default_str();
-  app.add_option("--json", json_file, "also write one JSON object per row to FILE (JSON lines)")->type_name("FILE");
-  bench::parse_or_exit(app, argc, argv);
+  app.list<std::int64_t>("--seqlens", seqlens, "sequence lengths (seqlen_q = seqlen_k), comma-separated",
+                         bench::integer_item<std::int64_t>(1, kMaxLength));
+  app.integer("--head-dim", head_dim, 1, Problem::max_head_dim, "head dimension").show_default();
+  app.integer("--sample", sample, 1, kMaxLength, "random query rows and key columns of a sampled check").show_default();
+  app.integer("--full-max-seqlen", full_max, 0, kMaxLength, "longest length also checked in full").show_default();
+  app.integer("--backward-max-seqlen", backward_max, 0, kMaxLength, "longest length with forward + backward rows")
+      .show_default();
+  app.text("--json", json_file, "also write one JSON object per row to FILE (JSON lines)").type_name("FILE");
+  app.parse_or_exit(argc, argv);
   std::vector<Row> rows;
   for (const std::int64_t seqlen : seqlens) {
     // Plain double attention is quadratic; past the full checks' range it is not measured.

@@ -39,25 +39,17 @@ constexpr std::int64_t kMpfrRows = 16;  // sampled query rows of the MPFR forwar
 
 Config parse(int argc, char** argv) {
   Config c;
-  CLI::App app{"Throughput of plain double attention, the certified reference's fast path and its pure MPFR "
+  fp::bench::CommandLine app{"Throughput of plain double attention, the certified reference's fast path and its pure MPFR "
                "path, forward and backward, as a ratio table (one head, fp16 normal inputs).",
                "bench_reference"};
-  fp::bench::configure(app);
-  app.add_option("--seqlen", c.seqlen, "seqlen_q = seqlen_k")
-      ->check(fp::bench::integer_in<std::int64_t>(4, 1 << 20))
-      ->capture_default_str();
-  app.add_option("--head-dim", c.head_dim, "head dimension")
-      ->check(fp::bench::integer_in<std::int64_t>(1, fp::Problem::max_head_dim))
-      ->capture_default_str();
-  app.add_option("--reps", c.reps, "runs of each timed call; the best is reported")
-      ->check(fp::bench::integer_in(1, 1000))
-      ->capture_default_str();
-  app.add_option("--threads", c.threads,
-                 "threads of the extra multithreaded fast-path line (0: all hardware threads); the ratio "
-                 "table is single-threaded")
-      ->check(fp::bench::integer_in(0, 4096))
-      ->capture_default_str();
-  fp::bench::parse_or_exit(app, argc, argv);
+  app.integer("--seqlen", c.seqlen, 4, 1 << 20, "seqlen_q = seqlen_k").show_default();
+  app.integer("--head-dim", c.head_dim, 1, fp::Problem::max_head_dim, "head dimension").show_default();
+  app.integer("--reps", c.reps, 1, 1000, "runs of each timed call; the best is reported").show_default();
+  app.integer("--threads", c.threads, 0, 4096,
+              "threads of the extra multithreaded fast-path line (0: all hardware threads); the ratio "
+              "table is single-threaded")
+      .show_default();
+  app.parse_or_exit(argc, argv);
   return c;
 }
 

@@ -100,25 +100,19 @@ int main(int argc, char** argv) {
   std::vector<std::string> names;
   for (const NaiveFlaw flaw : kNaiveFlaws) names.push_back(naive_flaw_name(flaw));
   names.push_back("one-interior-row-wrong");
-  CLI::App app{"How often a sampled check catches each deliberately broken variant of the naive baseline, beside "
+  bench::CommandLine app{"How often a sampled check catches each deliberately broken variant of the naive baseline, beside "
                "a full check of the same seeded cases (seqlens 256..2048).",
                "bench_sampled_catch_rate"};
-  bench::configure(app);
-  app.add_option("--cases", cases, "cases per variant")
-      ->check(bench::integer_in<std::int64_t>(1, 100000))
-      ->capture_default_str();
-  app.add_option("--sample", sample, "random query rows and key columns of the sampled check")
-      ->check(bench::integer_in<std::int64_t>(1, std::int64_t{1} << 20))
-      ->capture_default_str();
-  app.add_option("--seed", seed, "seed of the cases")
-      ->check(bench::integer_in<std::uint64_t>(0, std::uint64_t{1} << 62))
-      ->capture_default_str();
+  app.integer("--cases", cases, 1, 100000, "cases per variant").show_default();
+  app.integer("--sample", sample, 1, std::int64_t{1} << 20, "random query rows and key columns of the sampled check")
+      .show_default();
+  app.integer("--seed", seed, 0, std::uint64_t{1} << 62, "seed of the cases").show_default();
   std::string all;
   for (const std::string& n : names) all += (all.empty() ? "" : ", ") + n;
-  bench::add_list<std::string>(app, "--flaws", only, "only these variants, comma-separated (default all: " + all + ")",
-                               bench::name_item(names));
-  app.add_option("--json", json_file, "also write one JSON object per variant to FILE (JSON lines)")->type_name("FILE");
-  bench::parse_or_exit(app, argc, argv);
+  app.list<std::string>("--flaws", only, "only these variants, comma-separated (default all: " + all + ")",
+                        bench::name_item(names));
+  app.text("--json", json_file, "also write one JSON object per variant to FILE (JSON lines)").type_name("FILE");
+  app.parse_or_exit(argc, argv);
   std::vector<Tally> tallies;
   std::vector<std::pair<std::string, std::unique_ptr<AttentionImpl>>> variants;
   for (const NaiveFlaw flaw : kNaiveFlaws) variants.emplace_back(naive_flaw_name(flaw), make_naive_attention(flaw));
