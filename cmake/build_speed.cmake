@@ -54,8 +54,8 @@ endfunction()
 # The tests' own C++ files are compiled at FLASHPROOF_TEST_OPTIMIZATION, after the build type's
 # flags: they are assertions and set-up around the libraries, which keep the build type's
 # optimization. Measured (results/ci_time_2026-11-29_test_optimization.txt): -O3 to -O0 took the
-# tests' compile from 594 to 256 CPU-s with the same summed ctest time (707 s); no floating-point
-# result can differ, as everything compiles with -ffp-contract=off on SSE2 (no excess precision).
+# tests' compile from 594 to 256 CPU-s with the same summed ctest time (707 s). The arithmetic is the
+# same at any level (-ffp-contract=off, SSE2, no fast-math; docs/testing.md names the one libm caveat).
 # The sanitizer build keeps its -O1 for them (default empty there): under ASan and UBSan at -O0 the
 # sanitized suites ran twice as long (a harness shard 56 -> 120 s) for 60 CPU-s of test compile.
 if(FLASHPROOF_SANITIZE)
@@ -68,5 +68,21 @@ set(FLASHPROOF_TEST_OPTIMIZATION "${_flashproof_test_optimization}" CACHE STRING
 function(flashproof_test_optimization)
   if(FLASHPROOF_TEST_OPTIMIZATION)
     add_compile_options("$<$<COMPILE_LANGUAGE:CXX>:${FLASHPROOF_TEST_OPTIMIZATION}>")
+  endif()
+endfunction()
+
+# SOURCE..., test files (of the calling folder) whose own loops are the work, such as walks over
+# every n-th fp32 input: compiled at the build type's optimization level all the same (at -O0 these
+# ran 2 to 10 times longer, about 25 s of ctest in all), without the shared precompiled header,
+# which was made at FLASHPROOF_TEST_OPTIMIZATION and so does not fit them.
+function(flashproof_test_sources_optimized)
+  if(NOT FLASHPROOF_TEST_OPTIMIZATION)
+    return()
+  endif()
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" config)
+  string(REGEX MATCHALL "-O[0-9a-z]*" levels "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${config}}")
+  list(POP_BACK levels level)
+  if(level)
+    set_source_files_properties(${ARGN} PROPERTIES COMPILE_OPTIONS "${level}" SKIP_PRECOMPILE_HEADERS ON)
   endif()
 endfunction()
