@@ -29,7 +29,7 @@ struct LaunchConfig {
   Dim3 block;
   std::size_t dynamic_smem = 0;
   std::size_t stack_bytes = 256 * 1024;  // per emulated thread
-  unsigned host_threads = 0;             // 0: hardware concurrency
+  unsigned host_threads = 0;             // 0: hardware concurrency (set_host_threads overrides)
 };
 
 // A violation of the execution model by the kernel: barrier divergence, a warp collective reached
@@ -119,6 +119,26 @@ class ScopedSchedule {
 
  private:
   std::uint64_t previous_;
+};
+
+// Host threads of the default schedule's launches that follow, process-wide. 0, the default: each
+// launch's LaunchConfig::host_threads, or the hardware's concurrency where that is 0. 1: blocks run
+// one after another in index order, each to its end, so global atomics land in block order; two
+// launches whose blocks touching the same data come in the same relative order (a packed batch and
+// one of its sequences run alone) then add in the same order, as parallel blocks need not.
+unsigned host_threads();
+void set_host_threads(unsigned threads);
+
+// Sets the host threads for its lifetime and restores the previous value.
+class ScopedHostThreads {
+ public:
+  explicit ScopedHostThreads(unsigned threads) : previous_(host_threads()) { set_host_threads(threads); }
+  ~ScopedHostThreads() { set_host_threads(previous_); }
+  ScopedHostThreads(const ScopedHostThreads&) = delete;
+  ScopedHostThreads& operator=(const ScopedHostThreads&) = delete;
+
+ private:
+  unsigned previous_;
 };
 
 // A scheduling point: under an explored schedule the running thread may be switched out here. The

@@ -21,6 +21,8 @@ using namespace detail;
 
 namespace {
 
+std::atomic<unsigned> g_host_threads{0};
+
 void emulate_block(const LaunchConfig& config, const std::function<void()>& body, unsigned block_linear,
                    Worker& worker, std::string& error, std::exception_ptr& exception) {
   start_block(config, body, block_linear, worker.block, worker.stacks);
@@ -35,13 +37,17 @@ void emulate_block(const LaunchConfig& config, const std::function<void()>& body
 
 }  // namespace
 
+unsigned host_threads() { return g_host_threads.load(std::memory_order_relaxed); }
+void set_host_threads(unsigned threads) { g_host_threads.store(threads, std::memory_order_relaxed); }
+
 void launch(const LaunchConfig& config, const std::function<void()>& body) {
   if (config.block.count() == 0 || config.block.count() > 1024)
     throw std::invalid_argument(std::string("emulator: block of ") + std::to_string(config.block.count()) +
                                 " threads for kernel " + config.kernel + " (1..1024)");
   if (const std::uint64_t seed = schedule(); seed != 0) return launch_explored(config, body, seed);
   const std::size_t blocks = config.grid.count();
-  unsigned workers = config.host_threads ? config.host_threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned workers = host_threads() ? host_threads() : config.host_threads;
+  if (workers == 0) workers = std::max(1u, std::thread::hardware_concurrency());
   workers = static_cast<unsigned>(std::min<std::size_t>(workers, std::max<std::size_t>(blocks, 1)));
   std::vector<std::string> errors(blocks);
   std::vector<std::exception_ptr> exceptions(blocks);

@@ -214,6 +214,35 @@ TEST(Emulator, AtomicHistogramOfSmallIntegers) {
   EXPECT_EQ(got, want);
 }
 
+// Thread 0 of each block takes the next ticket from an fp32 counter (exact below 2^24) and writes
+// its block index at that ticket.
+__global__ void tickets_in_arrival_order(float* counter, int* order) {
+  if (threadIdx.x != 0) return;
+  order[static_cast<int>(arch::atomic_add(counter, 1.0f))] = static_cast<int>(blockIdx.x);
+}
+
+std::vector<int> ticket_order(unsigned blocks) {
+  std::vector<int> order(blocks, -1);
+  float counter = 0;
+  launch_kernel("tickets", {blocks, 1, 1}, {64, 1, 1}, 0, tickets_in_arrival_order, &counter, order.data());
+  return order;
+}
+
+TEST(EmulatorHostThreads, OneHostThreadLandsAtomicsInBlockOrder) {
+  const unsigned blocks = 96;
+  std::vector<int> index_order(blocks);
+  std::iota(index_order.begin(), index_order.end(), 0);
+  {
+    emu::ScopedHostThreads one(1);
+    EXPECT_EQ(emu::host_threads(), 1u);
+    EXPECT_EQ(ticket_order(blocks), index_order);
+    // The twin: blocks in another order (an explored schedule's permutation) are told apart.
+    emu::ScopedSchedule permuted(1);
+    EXPECT_NE(ticket_order(blocks), index_order);
+  }
+  EXPECT_EQ(emu::host_threads(), 0u);  // the scope restored the default
+}
+
 TEST(Emulator, SharedMemoryStartsPoisoned) {
   std::vector<std::uint32_t> out(32);
   launch_kernel("poison", {1, 1, 1}, {32, 1, 1}, 32 * 4, read_poison, out.data());
