@@ -58,9 +58,11 @@ std::vector<Obligation> max_first_obligations(z3::context& c, Variant v) {
   const Expr cap = c.real_const("C"), inv = c.real_const("I"), slope = c.real_const("slope");
   const Expr running = c.real_const("running_max");
   std::vector<Expr> x, dist, y, args;
+  const char* const x_names[] = {"x0", "x1"};
+  const char* const dist_names[] = {"d0", "d1"};
   for (int j = 0; j < 2; ++j) {
-    x.push_back(c.real_const(("x" + std::to_string(j)).c_str()));
-    dist.push_back(c.real_const(("d" + std::to_string(j)).c_str()));
+    x.push_back(c.real_const(x_names[j]));
+    dist.push_back(c.real_const(dist_names[j]));
     args.push_back(x.back() * inv);
     y.push_back(algo::soft_cap(x.back(), cap, inv) + algo::alibi_bias(slope, dist.back()));
   }

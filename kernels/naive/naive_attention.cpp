@@ -130,10 +130,10 @@ struct RowContext {
   // bias), as FlashAttention's tests' reference computes in the dtype.
   bool dtype_scores = false;
   RowContext(const Problem& problem, NaiveFlaw f, bool dtype = false)
-      : p(problem), keys(flawed_keys(problem, f)), dtype_scores(dtype),
+      : p(problem), keys(flawed_keys(problem, f)),
         alibi_keys(problem, f == NaiveFlaw::alibi_top_left ? algo::RowKeys::Align::top_left
                                                            : algo::RowKeys::Align::bottom_right),
-        scale(problem.softmax_scale()), flaw(f) {
+        scale(problem.softmax_scale()), flaw(f), dtype_scores(dtype) {
     if (p.softcap) cap = *p.softcap, inv_cap = f == NaiveFlaw::softcap_unscaled_argument ? 1.0f : 1.0f / cap;
   }
 
